@@ -1,0 +1,24 @@
+"""Convergence and accuracy diagnostics on ``(n_chains, n_draws, n_params)`` draws.
+
+Rank-normalised split R-hat and bulk/tail effective sample size follow
+Vehtari et al. (2021); the kernel Stein discrepancy (inverse multiquadric
+kernel) needs only the scores ``grad log pi`` at the samples; ``gaussian_kl``
+compares moment-matched Gaussians in closed form.
+"""
+
+from ._autocorr import autocorrelation, integrated_time
+from ._ess import effective_sample_size
+from ._ksd import gaussian_kl, kernel_stein_discrepancy
+from ._rhat import split_rhat
+from ._summary import format_table, summarize
+
+__all__ = [
+    "autocorrelation",
+    "effective_sample_size",
+    "format_table",
+    "gaussian_kl",
+    "integrated_time",
+    "kernel_stein_discrepancy",
+    "split_rhat",
+    "summarize",
+]

@@ -1,0 +1,7 @@
+"""The scikit-learn estimators (the only layer that knows scikit-learn)."""
+
+from ._linear import BayesianLinearRegression
+from ._logistic import BayesianLogisticRegression
+from ._mlp import BayesianMLPClassifier
+
+__all__ = ["BayesianLinearRegression", "BayesianLogisticRegression", "BayesianMLPClassifier"]

@@ -1,0 +1,162 @@
+"""``_BaseSGMCMC``: the scikit-learn side shared by the three estimators."""
+
+import time
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..diagnostics import effective_sample_size, split_rhat
+from ..models import GaussianPrior
+from ..samplers import SAMPLERS, BaseSampler
+from ..subsampling import SUBSAMPLING, BaseStrategy, Problem
+from ..utils import ConvergenceWarning, make_rng, make_streams
+from ._fit import check_combination, prepare, resolve, sample
+from ._progress import make_progress
+
+__all__ = ["_BaseSGMCMC"]
+
+RHAT_WARN, ESS_WARN = 1.1, 20
+
+
+class _BaseSGMCMC(BaseEstimator):
+    """Shared ``fit``, ``sample_posterior`` and parameter handling.
+
+    Subclasses define ``_make_model(n_features, n_outputs)``,
+    ``_encode_targets(y) -> (y_enc, n_outputs)``, ``_intercept_scale(y)`` and
+    ``_store_summaries()``.
+    """
+
+    _parameter_constraints: dict = {
+        "prior_scale": [Interval(Real, 0, None, closed="neither")],
+        "fit_intercept": ["boolean"],
+        "sampler": [StrOptions(set(SAMPLERS)), BaseSampler],
+        "subsampling": [StrOptions(set(SUBSAMPLING)), BaseStrategy],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "step_size": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "preconditioner": [StrOptions({"auto", "laplace", "diagonal"}), None],
+        "n_warmup": [Interval(Integral, 0, None, closed="left")],
+        "n_draws": [Interval(Integral, 1, None, closed="left")],
+        "thin": [Interval(Integral, 1, None, closed="left")],
+        "n_chains": [Interval(Integral, 1, None, closed="left")],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+    _init_dispersion = 1.0
+    _is_classifier = False
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Find the mode, preprocess, and draw posterior samples.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data (dense; float32 stays float32).
+        y : array-like of shape (n_samples,)
+            Targets.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32],
+                             y_numeric=not self._is_classifier)
+        y_enc, n_outputs = self._encode_targets(y)
+        sampler = resolve(self.sampler, SAMPLERS, "sampler")
+        strategy = resolve(self.subsampling, SUBSAMPLING, "subsampling")
+        check_combination(sampler, strategy)
+        streams = make_streams(self.random_state, self.n_chains)
+        model = self._make_model(X.shape[1], n_outputs)
+        prior = GaussianPrior(model.prior_precision(self.prior_scale, self._intercept_scale(y)))
+        t0 = time.perf_counter()
+        prep = prepare(Problem(model, prior, X, y_enc), sampler, strategy,
+                       batch_size=self.batch_size, step_size=self.step_size,
+                       preconditioner=self.preconditioner, n_chains=self.n_chains,
+                       streams=streams, dispersion=self._init_dispersion)
+        t1 = time.perf_counter()
+        draws, evals, steps, info, seconds = sample(
+            sampler, prep, streams, n_warmup=self.n_warmup, n_draws=self.n_draws,
+            thin=self.thin, n_jobs=self.n_jobs, progress=make_progress(self.verbose))
+        self.model_, self.draws_, self.mode_ = model, draws, prep.mode
+        self.preprocessing_ = prep.info
+        self._set_diagnostics(prep, evals, steps, info, t1 - t0, seconds, X.shape[0])
+        self._store_summaries()
+        return self
+
+    def _set_diagnostics(self, prep, evals, steps, info, pre_seconds, seconds, n_rows):
+        pre_evals = prep.info["preprocessing_grad_evals"]
+        n_data = prep.estimator.n_data
+        d = {
+            "ess": effective_sample_size(self.draws_),
+            "ess_tail": effective_sample_size(self.draws_, method="tail"),
+            "rhat": split_rhat(self.draws_),
+            "step_size": float(np.mean(steps)),
+            "step_size_per_chain": steps,
+            "n_grad_evals": int(evals + pre_evals),
+            "sampling_grad_evals": int(evals),
+            "preprocessing_grad_evals": int(pre_evals),
+            "data_passes": float((evals + pre_evals) / max(n_data, 1)),
+            "preprocessing_seconds": float(pre_seconds),
+            "sampling_seconds": float(seconds),
+            "gradient_noise": prep.info["gradient_noise"],
+            "curvature": prep.info["curvature"],
+            **info,
+        }
+        self.diagnostics_ = d
+        self._warn_convergence()
+
+    def _warn_convergence(self):
+        d = self.diagnostics_
+        rhat, ess = np.nanmax(d["rhat"]), np.nanmin(d["ess"])
+        if rhat > RHAT_WARN or ess < ESS_WARN:
+            warnings.warn(
+                f"The chains may not have converged: max split R-hat = {rhat:.3f} "
+                f"(want < {RHAT_WARN}), min bulk ESS = {ess:.0f} (want > {ESS_WARN}). "
+                "Increase n_warmup / n_draws, or check the step size.",
+                ConvergenceWarning,
+            )
+
+    def _posterior_mean(self):
+        pooled = self.draws_.reshape(-1, self.draws_.shape[-1]).mean(axis=0)
+        return self.model_.unpack(pooled)
+
+    def _pooled_draws(self):
+        return self.draws_.reshape(-1, self.draws_.shape[-1])
+
+    def sample_posterior(self, n_samples=None, random_state=None):
+        """Posterior draws as a dict of named arrays.
+
+        Parameters
+        ----------
+        n_samples : int, default=None
+            Number of draws.  ``None`` returns every stored draw (all chains
+            pooled, chain-major).  Otherwise draws are picked from the stored
+            ones without replacement when ``n_samples`` <= stored, with
+            replacement above.
+        random_state : int, RandomState instance or None, default=None
+            Seed of the pick.
+
+        Returns
+        -------
+        draws : dict of str to ndarray
+            Each value has shape ``(n_samples, *shape of the fitted attribute)``.
+        """
+        check_is_fitted(self)
+        pooled = self._pooled_draws()
+        if n_samples is not None:
+            n_samples = int(n_samples)
+            if n_samples < 1:
+                raise ValueError(f"n_samples must be >= 1, got {n_samples}.")
+            rng = make_rng(random_state)
+            replace = n_samples > pooled.shape[0]
+            pooled = pooled[rng.choice(pooled.shape[0], size=n_samples, replace=replace)]
+        return self.model_.unpack(pooled)
+
+    def _validate_X_predict(self, X):
+        return validate_data(self, X, reset=False, dtype=[np.float64, np.float32])

@@ -1,0 +1,63 @@
+"""Shared classifier behaviour: target encoding and posterior-predictive output."""
+
+import numpy as np
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted
+
+__all__ = ["_ClassifierMixin"]
+
+_CHUNK_ELEMENTS = 2_000_000  # draws x rows x classes per predict chunk
+
+
+class _ClassifierMixin:
+    """``classes_``, encoding, ``predict_proba`` averaged over all draws."""
+
+    _is_classifier = True
+
+    def _encode_targets(self, y):
+        check_classification_targets(y)
+        self.classes_, codes = np.unique(y, return_inverse=True)
+        if self.classes_.shape[0] < 2:
+            raise ValueError(
+                f"The target contains only one class ({self.classes_[0]!r}); a "
+                "classifier needs samples of at least 2 classes."
+            )
+        return self._code_targets(codes), self.classes_.shape[0]
+
+    def _code_targets(self, codes):
+        return codes
+
+    def _intercept_scale(self, y):
+        return 10.0 * max(self.prior_scale, 1.0)
+
+    def predict_proba(self, X):
+        """Posterior-predictive class probabilities (mean over all draws).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Deterministic: no random numbers are drawn.
+        """
+        check_is_fitted(self)
+        X = self._validate_X_predict(X)
+        draws = self._pooled_draws()
+        rows = max(1, _CHUNK_ELEMENTS // (draws.shape[0] * len(self.classes_)))
+        out = np.empty((X.shape[0], len(self.classes_)))
+        for start in range(0, X.shape[0], rows):
+            sl = slice(start, start + rows)
+            out[sl] = self.model_.predict_output(draws, X[sl]).mean(axis=0)
+        return out
+
+    def predict_log_proba(self, X):
+        """Log of :meth:`predict_proba` (floored at the smallest positive float)."""
+        check_is_fitted(self)
+        return np.log(np.maximum(self.predict_proba(X), np.finfo(float).tiny))
+
+    def predict(self, X):
+        """Class with the largest posterior-predictive probability."""
+        check_is_fitted(self)
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]

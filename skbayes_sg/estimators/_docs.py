@@ -1,0 +1,64 @@
+"""Docstring sections shared by the three estimators (numpydoc)."""
+
+COMMON_PARAMETERS = """\
+    sampler : {"sgld", "psgld", "sghmc", "sgnht", "hmc"} or sampler object, \
+default=see signature
+        Dynamics, a string shortcut or an object from
+        :mod:`skbayes_sg.samplers` (e.g. ``SGHMC(friction=0.5)``).  ``"hmc"``
+        (full gradient, Metropolis-corrected, dual-averaging warm-up) needs
+        ``subsampling="full"`` (or ``"compressed"``).
+    subsampling : str or strategy object, default=see signature
+        Gradient estimator, a string shortcut or an object from
+        :mod:`skbayes_sg.subsampling` (e.g. ``ControlVariates()``).
+    batch_size : int, default=see signature
+        Minibatch size ``b`` (clipped to the number of samples).
+    step_size : float or "auto", default="auto"
+        Step ``h`` in preconditioned units (SGLD drift ``h/2``; the momentum
+        samplers use ``h`` in both updates).  ``"auto"``: the largest step
+        whose stationary variance on the Laplace-whitened Gaussian, with the
+        gradient noise measured on a pilot, is within 5% of exact, capped at
+        0.5 (:mod:`skbayes_sg.samplers._step_size`); for ``"hmc"`` the
+        initial step of dual averaging.
+    preconditioner : {"auto", "laplace", "diagonal"} or None, default="auto"
+        Constant preconditioner / inverse mass matrix from the Laplace
+        approximation at the mode: ``"laplace"`` dense, ``"diagonal"`` inverse
+        diagonal curvature, ``"auto"`` dense for GLMs up to 500 parameters and
+        diagonal otherwise, ``None`` off.
+    n_warmup : int, default=see signature
+        Steps per chain discarded as warm-up.
+    n_draws : int, default=see signature
+        Draws kept per chain; a chain runs ``n_warmup + n_draws * thin`` steps.
+    thin : int, default=1
+        Keep one step in ``thin``.
+    n_chains : int, default=see signature
+        Independent chains, started from Laplace draws around the mode, each
+        with its own random streams.
+    n_jobs : int, default=None
+        Processes for the chains (joblib); draws do not depend on it.
+    random_state : int, RandomState instance or None, default=None
+        Seeds everything (one Generator, spawned streams in a fixed order:
+        preprocessing, initial points, then per chain noise and minibatches).
+    verbose : int, default=0
+        Print warm-up and sampling progress (steps, rate, ETA) when > 0.
+"""
+
+COMMON_ATTRIBUTES = """\
+    draws_ : ndarray of shape (n_chains, n_draws, n_params)
+        Stored posterior draws of the flat parameter vector.
+    mode_ : ndarray of shape (n_params,)
+        Posterior mode found before sampling (chains start near it).
+    model_ : object
+        The frozen likelihood (maps the flat vector to named parameters).
+    preprocessing_ : dict
+        What the preprocessing produced (curvature, gradient noise, the
+        strategy's own outputs, its gradient evaluations).
+    diagnostics_ : dict
+        ``"ess"`` / ``"ess_tail"`` (bulk / tail ESS per parameter), ``"rhat"``
+        (rank-normalised split R-hat), ``"step_size"``, ``"n_grad_evals"``
+        (preprocessing included), ``"data_passes"``,
+        ``"preprocessing_seconds"``, ``"sampling_seconds"`` and more.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit (only when X has string names).
+"""

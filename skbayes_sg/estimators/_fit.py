@@ -1,0 +1,146 @@
+"""The steps of ``fit`` between validated data and stored draws.
+
+``prepare`` runs the preprocessing (mode, Laplace preconditioner, the
+strategy's own preprocessing, the step-size pilots) and ``sample`` runs the
+chains, serially or in joblib processes.  Both are plain functions so the
+estimator classes stay small.
+"""
+
+import time
+from typing import NamedTuple
+
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.base import clone
+
+from ..preprocessing import (
+    find_mode,
+    gradient_noise,
+    laplace_covariance,
+    laplace_draws,
+    power_curvature,
+    whitened_curvature,
+)
+from ..samplers import SAMPLERS, auto_step_size, dense, diagonal, identity, run_chains
+from ..subsampling import SUBSAMPLING, Problem
+
+__all__ = ["Prepared", "prepare", "resolve", "sample"]
+
+
+class Prepared(NamedTuple):
+    """Everything sampling needs, built once per fit."""
+
+    estimator: object
+    precond: object
+    step_size: float
+    theta0: np.ndarray
+    mode: np.ndarray
+    info: dict
+
+
+def resolve(value, registry, what):
+    """A fresh object for a string shortcut or a clone of a given object."""
+    if isinstance(value, str):
+        return registry[value]()
+    return clone(value, safe=False)
+
+
+def check_combination(sampler, strategy):
+    """Raise a ValueError for sampler/subsampling pairs that make no sense."""
+    if sampler.needs_exact_gradient and not strategy.exact:
+        exact = sorted(k for k, v in SUBSAMPLING.items() if v.exact)
+        raise ValueError(
+            f"sampler={sampler.name!r} needs the exact full-data gradient, but "
+            f"subsampling={strategy.name!r} gives a stochastic estimate. Use "
+            f"subsampling in {exact} with 'hmc', or an SG sampler "
+            f"({sorted(k for k, v in SAMPLERS.items() if not v.needs_exact_gradient)})."
+        )
+    check = getattr(strategy, "check_sampler", None)
+    if check is not None:
+        check(sampler)
+
+
+def _preconditioner(kind, problem, rng):
+    """(Preconditioner, covariance, lam_max, lam_min, n_evals) for ``kind``."""
+    if kind is None:
+        lam, evals = power_curvature(problem, identity(), rng)
+        return identity(), None, lam, None, evals
+    cov, H, evals = laplace_covariance(problem, kind)
+    precond = dense(cov) if cov.ndim == 2 else diagonal(cov)
+    if H is not None:
+        lam_max, lam_min = whitened_curvature(H, precond)
+        return precond, cov, lam_max, lam_min, evals
+    lam, more = power_curvature(problem, precond, rng)
+    return precond, cov, lam, None, evals + more
+
+
+def prepare(problem, sampler, strategy, *, batch_size, step_size, preconditioner,
+            n_chains, streams, dispersion=1.0):
+    """Mode, preconditioner, strategy preprocessing, step size, start points.
+
+    Returns
+    -------
+    Prepared
+        ``info`` holds the preprocessing gradient evaluations, the measured
+        curvature and gradient noise, and what the strategy reports.
+    """
+    rng = streams.prep
+    mode, mode_evals = find_mode(problem, rng)
+    problem = Problem(problem.model, problem.prior, problem.X, problem.y, problem.weight, mode)
+    precond, cov, lam_max, lam_min, pre_evals = _preconditioner(preconditioner, problem, rng)
+    problem = Problem(problem.model, problem.prior, problem.X, problem.y, problem.weight, mode, cov)
+    estimator = strategy.build(problem, batch_size=min(batch_size, problem.n_rows), rng=rng)
+    pilot = laplace_draws(mode, precond, rng, 4)
+    nu, nu_evals = gradient_noise(estimator, rng.spawn(4), pilot, precond)
+    if step_size == "auto":
+        initial = getattr(sampler, "initial_step_size", None)
+        h = (initial(lam_max) if initial is not None else
+             auto_step_size(sampler, lam_max, nu, lam_min=lam_min, n_data=estimator.n_data))
+    else:
+        h = float(step_size)
+    theta0 = laplace_draws(mode, precond, streams.init, n_chains, scale=dispersion)
+    evals = mode_evals + pre_evals + nu_evals + estimator.preprocessing_evals
+    info = {"preprocessing_grad_evals": int(evals), "curvature": lam_max,
+            "gradient_noise": nu, **estimator.info}
+    return Prepared(estimator, precond, h, theta0, mode, info)
+
+
+def _run_group(sampler, prep, ids, streams, n_warmup, n_draws, thin, progress):
+    return run_chains(
+        sampler, prep.estimator, prep.theta0[ids],
+        [streams.noise[c] for c in ids], [streams.index[c] for c in ids],
+        step_size=prep.step_size, precond=prep.precond, n_warmup=n_warmup,
+        n_draws=n_draws, thin=thin, progress=progress, chain_ids=ids)
+
+
+def sample(sampler, prep, streams, *, n_warmup, n_draws, thin, n_jobs, progress=None):
+    """Run all chains; with ``n_jobs`` > 1 chain groups go to joblib workers.
+
+    Chain ``c`` uses only its own streams, so draws do not depend on
+    ``n_jobs``.  Returns ``(draws (C, n_draws, p), n_grad_evals, step_sizes,
+    info, seconds)``.
+    """
+    C = prep.theta0.shape[0]
+    n_groups = min(C, _effective_jobs(n_jobs))
+    groups = [list(g) for g in np.array_split(np.arange(C), n_groups)]
+    start = time.perf_counter()
+    if n_groups == 1:
+        traces = [_run_group(sampler, prep, groups[0], streams, n_warmup, n_draws, thin, progress)]
+    else:
+        traces = Parallel(n_jobs=n_groups)(
+            delayed(_run_group)(sampler, prep, g, streams, n_warmup, n_draws, thin, None)
+            for g in groups)
+    seconds = time.perf_counter() - start
+    draws = np.concatenate([t.draws for t in traces])
+    info = {k: np.concatenate([np.atleast_1d(t.info[k]) for t in traces])
+            for k in traces[0].info}
+    steps = np.concatenate([t.step_size for t in traces])
+    return draws, sum(t.n_grad_evals for t in traces), steps, info, seconds
+
+
+def _effective_jobs(n_jobs):
+    if n_jobs is None:
+        return 1
+    from joblib import cpu_count
+
+    return max(1, cpu_count() + 1 + n_jobs) if n_jobs < 0 else n_jobs

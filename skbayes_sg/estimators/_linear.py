@@ -1,0 +1,171 @@
+"""BayesianLinearRegression."""
+
+from numbers import Real
+
+import numpy as np
+from sklearn.base import RegressorMixin
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted
+
+from ..models import GaussianLinearModel
+from ..utils import make_rng
+from ._base import _BaseSGMCMC
+from ._docs import COMMON_ATTRIBUTES, COMMON_PARAMETERS
+
+__all__ = ["BayesianLinearRegression"]
+
+
+class BayesianLinearRegression(RegressorMixin, _BaseSGMCMC):
+    __doc__ = f"""Bayesian linear regression sampled by stochastic-gradient MCMC.
+
+    Gaussian likelihood ``y = X w + b + e``, ``e ~ N(0, noise_std^2)``, with a
+    Gaussian prior on ``w``; the noise level is fixed or inferred.
+
+    Parameters
+    ----------
+    prior_scale : float, default=1.0
+        Standard deviation of the Gaussian prior on every weight, in the units
+        of ``y`` per unit of X.  The estimator does not rescale: standardize X
+        (``StandardScaler``) and y (``TransformedTargetRegressor``) or set
+        ``prior_scale`` in the target's units.  The intercept gets a broad
+        prior ``N(0, (10 (|mean y| + sd y + prior_scale))^2)``.
+    noise_std : float or None, default=None
+        Noise standard deviation; ``None`` infers it (``log noise_std`` is
+        sampled with a ``N(0, 10^2)`` prior).
+    fit_intercept : bool, default=True
+        Whether to fit an intercept.
+{COMMON_PARAMETERS}
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+        Posterior mean of the weights.
+    intercept_ : float
+        Posterior mean of the intercept (0.0 if ``fit_intercept=False``).
+    noise_std_ : float
+        Posterior mean of the noise standard deviation (or the fixed value).
+{COMMON_ATTRIBUTES}
+    See Also
+    --------
+    sklearn.linear_model.BayesianRidge : conjugate evidence-maximisation.
+    BayesianLogisticRegression
+
+    Notes
+    -----
+    With ``noise_std`` fixed the posterior is Gaussian,
+    ``Sigma = (X1'X1 / sigma^2 + P)^-1``, ``mu = Sigma X1'y / sigma^2``; the
+    test-suite checks the sampler's draws against it.
+
+    References
+    ----------
+    Welling, M. and Teh, Y. W. (2011). Bayesian learning via stochastic
+    gradient Langevin dynamics. ICML.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skbayes_sg import BayesianLinearRegression
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 3))
+    >>> y = X @ [1.0, -2.0, 0.5] + 0.1 * rng.normal(size=200)
+    >>> reg = BayesianLinearRegression(random_state=0).fit(X, y)
+    >>> np.round(reg.coef_, 1)
+    array([ 1. , -2. ,  0.5])
+    >>> mean, std = reg.predict(X[:2], return_std=True)
+    >>> std.shape
+    (2,)
+    """
+
+    _parameter_constraints: dict = {
+        **_BaseSGMCMC._parameter_constraints,
+        "noise_std": [Interval(Real, 0, None, closed="neither"), None],
+    }
+
+    def __init__(self, *, prior_scale=1.0, noise_std=None, fit_intercept=True,
+                 sampler="sghmc", subsampling="control_variates", batch_size=100,
+                 step_size="auto", preconditioner="auto", n_warmup=500, n_draws=1000,
+                 thin=1, n_chains=4, n_jobs=None, random_state=None, verbose=0):
+        self.prior_scale = prior_scale
+        self.noise_std = noise_std
+        self.fit_intercept = fit_intercept
+        self.sampler = sampler
+        self.subsampling = subsampling
+        self.batch_size = batch_size
+        self.step_size = step_size
+        self.preconditioner = preconditioner
+        self.n_warmup = n_warmup
+        self.n_draws = n_draws
+        self.thin = thin
+        self.n_chains = n_chains
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _make_model(self, n_features, n_outputs):
+        return GaussianLinearModel(n_features, self.fit_intercept, self.noise_std)
+
+    def _encode_targets(self, y):
+        return np.asarray(y, dtype=float), 1
+
+    def _intercept_scale(self, y):
+        return 10.0 * (abs(float(np.mean(y))) + float(np.std(y)) + self.prior_scale)
+
+    def _store_summaries(self):
+        mean = self._posterior_mean()
+        self.coef_, self.intercept_ = mean["coef"], float(mean["intercept"])
+        self.noise_std_ = float(mean.get("noise_std", self.noise_std))
+
+    def _noise_var(self, draws):
+        if self.noise_std is not None:
+            return np.full(draws.shape[0], float(self.noise_std) ** 2)
+        return self.model_.unpack(draws)["noise_std"] ** 2
+
+    def predict(self, X, return_std=False):
+        """Posterior-predictive mean (and standard deviation, noise included).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        return_std : bool, default=False
+            Also return the standard deviation of the posterior predictive
+            ``p(y* | x*, data)``: parameter uncertainty plus noise.
+
+        Returns
+        -------
+        y_mean : ndarray of shape (n_samples,)
+        y_std : ndarray of shape (n_samples,), only if ``return_std``
+        """
+        check_is_fitted(self)
+        X = self._validate_X_predict(X)
+        draws = self._pooled_draws()
+        means = self.model_.predict_output(draws, X)
+        mean = means.mean(axis=0)
+        if not return_std:
+            return mean
+        var = means.var(axis=0) + self._noise_var(draws).mean()
+        return mean, np.sqrt(var)
+
+    def sample_y(self, X, n_samples=1, random_state=None):
+        """Draws from the posterior predictive at ``X``.
+
+        Each column uses one posterior draw (picked as in
+        :meth:`sample_posterior`) plus Gaussian noise.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples_X, n_features)
+        n_samples : int, default=1
+        random_state : int, RandomState instance or None, default=None
+
+        Returns
+        -------
+        y_samples : ndarray of shape (n_samples_X, n_samples)
+        """
+        check_is_fitted(self)
+        X = self._validate_X_predict(X)
+        rng = make_rng(random_state)
+        pooled = self._pooled_draws()
+        pick = pooled[rng.choice(pooled.shape[0], size=n_samples,
+                                 replace=n_samples > pooled.shape[0])]
+        means = self.model_.predict_output(pick, X)
+        noise = rng.standard_normal(means.shape) * np.sqrt(self._noise_var(pick))[:, None]
+        return (means + noise).T

@@ -1,0 +1,93 @@
+"""The model protocol shared by every likelihood, and the Gaussian prior.
+
+Conventions (every model follows them; the layers above rely on them):
+
+* ``theta`` is 2-D ``(C, p)``: one row per chain (or per position).  A single
+  position is passed as ``theta[None]``.
+* Data ``X`` is either shared by all rows of ``theta`` -- shape ``(b, d)`` --
+  or gathered per chain -- shape ``(C, b, d)`` (independent minibatches of
+  several chains).  ``y`` is ``(b,)`` or ``(C, b)`` to match; ``weight``
+  (optional) has the shape of ``y``.  ``X`` may be float32 or float64.
+* Targets are pre-encoded by the estimator: binary logistic ``y`` in
+  {-1., +1.}; softmax ``y`` integer class codes 0..K-1; regression ``y`` float.
+* ``f_i(theta) = -log p(y_i | x_i, theta)``; everything returned is about the
+  negative log-likelihood (the potential), never the log-density.
+
+Methods of a model (all pure, no RNG, no state):
+
+``n_params``                          int attribute, length p of theta.
+``param_shapes()``                    dict name -> shape, in pack order.
+``unpack(theta)``                     ``(..., p)`` -> dict name -> ``(..., *shape)``.
+``prior_precision(prior_scale)``      ``(p,)`` diagonal Gaussian prior precision.
+``nll(theta, X, y)``                  ``(C, b)`` per-example f_i.
+``grad_sum(theta, X, y, weight)``     ``(C, p)``: sum_i w_i grad f_i, never ``(C, b, p)``.
+``per_example_grad(theta1, X, y)``    ``(b, p)`` for one position ``theta1 (p,)``.
+``hessian(theta1, X, y, weight)``     ``(p, p)`` sum_i w_i grad^2 f_i (GLMs; the MLP raises).
+``hessian_diag(theta1, X, y, weight)`` ``(p,)`` exact for GLMs, Gauss-Newton for the MLP.
+``predict_output(draws, X)``          ``(S, n, K)`` probabilities (classifiers) or
+                                      ``(S, n)`` means (regression), for draws ``(S, p)``.
+
+GLMs (``is_glm = True``) also expose the linear-predictor form used by control
+variates to store the anchor as scalars (one gradient evaluation per example
+per step instead of two):
+
+``response(theta, X, y)``             ``(C, b)`` or ``(C, b, K)``: d f_i / d z_i.
+``grad_from_response(r, X, weight)``  ``(C, p)``: sum_i w_i r_i (x) [x_i, 1].
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["GaussianPrior", "as_chain_data", "linear_predictor"]
+
+
+@dataclass(frozen=True, eq=False)
+class GaussianPrior:
+    """Zero-mean Gaussian prior with diagonal precision.
+
+    ``f_0(theta) = sum_j precision_j theta_j^2 / 2``.
+    """
+
+    precision: np.ndarray
+
+    def value(self, theta):
+        """Prior potential ``f_0`` per row of ``theta`` ``(C, p)`` -> ``(C,)``."""
+        return 0.5 * np.einsum("cp,cp,p->c", theta, theta, self.precision)
+
+    def grad(self, theta):
+        """Gradient of ``f_0``: ``precision * theta``."""
+        return theta * self.precision
+
+
+def as_chain_data(X):
+    """Return True when ``X`` is gathered per chain (3-D)."""
+    return X.ndim == 3
+
+
+def linear_predictor(X, W, b=None):
+    """``z = X W^T + b`` for shared ``X (n, d)`` or per-chain ``X (C, n, d)``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d) or (C, n, d)
+    W : ndarray of shape (C, d) or (C, K, d)
+    b : ndarray of shape (C,) or (C, K), optional
+
+    Returns
+    -------
+    z : ndarray of shape (C, n) or (C, n, K)
+    """
+    multi = W.ndim == 3
+    if X.ndim == 3:
+        Wt = W.transpose(0, 2, 1) if multi else W[:, :, None]
+        z = np.matmul(X, Wt)
+        z = z if multi else z[..., 0]
+    elif multi:
+        C, K, d = W.shape
+        z = (X @ W.reshape(C * K, d).T).reshape(X.shape[0], C, K).transpose(1, 0, 2)
+    else:
+        z = W @ X.T
+    if b is not None:
+        z = z + (b[:, None, :] if multi else b[:, None])
+    return z

@@ -1,0 +1,204 @@
+"""Gaussian linear regression likelihood, noise fixed or inferred."""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._base import linear_predictor
+
+__all__ = ["GaussianLinearModel"]
+
+_LOG_SIGMA_PRECISION = 1.0 / 10.0**2
+
+
+@dataclass(frozen=True)
+class GaussianLinearModel:
+    """Linear regression with Gaussian noise.
+
+    Parameters
+    ----------
+    n_features : int
+        Number of input features ``d``.
+    fit_intercept : bool, default=True
+        When False the intercept is not part of ``theta``; :meth:`unpack`
+        still returns a zero intercept.
+    noise_std : float or None, default=None
+        Fixed noise standard deviation ``sigma``.  ``None`` infers it: the
+        last coordinate of ``theta`` is then ``log sigma``.
+
+    Attributes
+    ----------
+    n_params : int
+        Length ``p`` of ``theta = [coef (d,), intercept, log_noise_std]``
+        (intercept and ``log_noise_std`` only when fitted / inferred).
+
+    Notes
+    -----
+    ``f_i = (y_i - z_i)^2 / (2 sigma^2) + log sigma`` (constant dropped),
+    ``z_i = x_i . w + b``.  Response ``d f_i / d z_i = (z_i - y_i) / sigma^2``;
+    ``d f_i / d log sigma = 1 - (y_i - z_i)^2 / sigma^2``.  With ``sigma``
+    fixed the model is a GLM and the posterior is Gaussian.
+    """
+
+    n_features: int
+    fit_intercept: bool = True
+    noise_std: float | None = None
+    n_params: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        d, fit_b, infer = self.n_features, bool(self.fit_intercept), self.noise_std is None
+        object.__setattr__(self, "n_params", d + fit_b + infer)
+        object.__setattr__(self, "_nl", d + fit_b)  # number of linear coordinates
+
+    @property
+    def is_glm(self):
+        """True when ``noise_std`` is fixed (then the posterior is Gaussian)."""
+        return self.noise_std is not None
+
+    def param_shapes(self):
+        """Names and shapes of the blocks of ``theta``, in pack order."""
+        shapes = {"coef": (self.n_features,)}
+        if self.fit_intercept:
+            shapes["intercept"] = ()
+        if self.noise_std is None:
+            shapes["log_noise_std"] = ()
+        return shapes
+
+    def unpack(self, theta):
+        """Split ``theta (..., p)`` into ``coef``, ``intercept`` and (inferred) ``noise_std``."""
+        theta = np.asarray(theta)
+        d = self.n_features
+        out = {"coef": theta[..., :d]}
+        out["intercept"] = theta[..., d] if self.fit_intercept else np.zeros(
+            theta.shape[:-1], dtype=theta.dtype)
+        if self.noise_std is None:
+            out["noise_std"] = np.exp(theta[..., -1])
+        return out
+
+    def prior_precision(self, prior_scale, intercept_scale=None):
+        """Diagonal prior precision ``(p,)``.
+
+        ``1 / prior_scale^2`` on the weights, ``1 / intercept_scale^2`` on the
+        intercept (default ``10 * prior_scale``), ``1 / 10^2`` on ``log sigma``.
+        """
+        intercept_scale = 10.0 * prior_scale if intercept_scale is None else intercept_scale
+        prec = np.full(self.n_params, 1.0 / prior_scale**2)
+        if self.fit_intercept:
+            prec[self.n_features] = 1.0 / intercept_scale**2
+        if self.noise_std is None:
+            prec[-1] = _LOG_SIGMA_PRECISION
+        return prec
+
+    def _z(self, theta, X):
+        d = self.n_features
+        return linear_predictor(X, theta[:, :d], theta[:, d] if self.fit_intercept else None)
+
+    def _inv_var(self, theta):
+        """``1 / sigma^2`` as a float or a ``(C, 1)`` column."""
+        if self.noise_std is not None:
+            return 1.0 / self.noise_std**2
+        return np.exp(-2.0 * theta[:, -1:])
+
+    def nll(self, theta, X, y):
+        """Per-example negative log-likelihood ``(C, b)``."""
+        e = y - self._z(theta, X)
+        f = 0.5 * self._inv_var(theta) * e * e
+        if self.noise_std is None:
+            f += theta[:, -1:]
+        else:
+            f += np.log(self.noise_std)
+        return f
+
+    def response(self, theta, X, y):
+        """``d f_i / d z_i = (z_i - y_i) / sigma^2`` as ``(C, b)``."""
+        r = self._z(theta, X)
+        r -= y
+        r *= self._inv_var(theta)
+        return r
+
+    def grad_from_response(self, r, X, weight=None):
+        """``sum_i w_i r_i (x) [x_i, 1]`` as ``(C, p)``.
+
+        With inferred noise the ``log sigma`` entry is left at zero.
+        """
+        if weight is not None:
+            r = r * weight
+        C, d = r.shape[0], self.n_features
+        out = np.empty((C, self.n_params))
+        if X.ndim == 2:
+            np.matmul(r, X, out=out[:, :d])
+        else:
+            np.matmul(r[:, None, :], X, out=out[:, None, :d])
+        if self.fit_intercept:
+            r.sum(axis=-1, out=out[:, d])
+        if self.noise_std is None:
+            out[:, -1] = 0.0
+        return out
+
+    def grad_sum(self, theta, X, y, weight=None):
+        """``sum_i w_i grad f_i`` as ``(C, p)``, never forming ``(C, b, p)``."""
+        if self.noise_std is not None:
+            return self.grad_from_response(self.response(theta, X, y), X, weight)
+        iv = self._inv_var(theta)
+        e = y - self._z(theta, X)
+        out = self.grad_from_response(-iv * e, X, weight)
+        q = 1.0 - iv * e * e
+        out[:, -1] = (q if weight is None else q * weight).sum(axis=-1)
+        return out
+
+    def per_example_grad(self, theta1, X, y):
+        """Per-example gradients ``(b, p)`` at one position ``theta1 (p,)``."""
+        theta = theta1[None]
+        iv = self._inv_var(theta)
+        e = (y - self._z(theta, X))[0]
+        r = -e * iv if np.ndim(iv) == 0 else -e * iv[0, 0]
+        out = np.empty((X.shape[0], self.n_params))
+        np.multiply(r[:, None], X, out=out[:, :self.n_features])
+        if self.fit_intercept:
+            out[:, self.n_features] = r
+        if self.noise_std is None:
+            out[:, -1] = 1.0 - e * e * iv[0, 0]
+        return out
+
+    def curvature(self, theta1, X, y=None):
+        """``d^2 f_i / d z_i^2 = 1 / sigma^2`` for every example ``(n,)``."""
+        iv = self._inv_var(theta1[None])
+        return np.full(X.shape[0], float(np.ravel(iv)[0]))
+
+    def _blocks(self, theta1, X, y, weight):
+        """Weights, design, residuals and ``1/sigma^2`` for the Hessian."""
+        X1 = np.asarray(X, dtype=np.float64)
+        if self.fit_intercept:
+            X1 = np.hstack([X1, np.ones((X1.shape[0], 1))])
+        w = np.ones(X1.shape[0]) if weight is None else np.asarray(weight, dtype=np.float64)
+        e = (y - self._z(theta1[None], X))[0]
+        iv = float(np.ravel(self._inv_var(theta1[None]))[0])
+        return w, X1, e, iv
+
+    def hessian(self, theta1, X, y, weight=None):
+        """Exact likelihood Hessian ``(p, p)`` (no prior), ``log sigma`` included.
+
+        ``d^2 f / d beta^2 = x1 x1^T / sigma^2``, ``d^2 f / d beta d log sigma
+        = 2 e x1 / sigma^2`` and ``d^2 f / d log sigma^2 = 2 e^2 / sigma^2``.
+        """
+        w, X1, e, iv = self._blocks(theta1, X, y, weight)
+        H = np.empty((self.n_params, self.n_params))
+        nl = self._nl
+        H[:nl, :nl] = iv * (X1 * w[:, None]).T @ X1
+        if self.noise_std is None:
+            H[:nl, -1] = H[-1, :nl] = 2.0 * iv * ((w * e) @ X1)
+            H[-1, -1] = 2.0 * iv * (w @ (e * e))
+        return H
+
+    def hessian_diag(self, theta1, X, y, weight=None):
+        """Diagonal of the exact likelihood Hessian ``(p,)``."""
+        w, X1, e, iv = self._blocks(theta1, X, y, weight)
+        out = np.empty(self.n_params)
+        out[:self._nl] = iv * (w @ (X1 * X1))
+        if self.noise_std is None:
+            out[-1] = 2.0 * iv * (w @ (e * e))
+        return out
+
+    def predict_output(self, draws, X):
+        """Predictive means ``(S, n)`` for draws ``(S, p)``."""
+        return self._z(np.atleast_2d(draws), X)

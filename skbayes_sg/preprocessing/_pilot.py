@@ -1,0 +1,68 @@
+"""Pilot measurements for ``step_size="auto"``: curvature and gradient noise."""
+
+import numpy as np
+
+__all__ = ["gradient_noise", "power_curvature", "laplace_draws"]
+
+
+def laplace_draws(mode, precond, rng, n, scale=1.0):
+    """``n`` draws ``mode + scale * L z`` from the Laplace approximation."""
+    z = rng.standard_normal((n, mode.shape[0]))
+    return mode[None, :] + scale * precond.from_u(z)
+
+
+def gradient_noise(estimator, rngs, positions, precond, n_estimates=16):
+    """Mean per-coordinate variance of the gradient estimate, whitened units.
+
+    At each of the ``positions`` (rows, e.g. Laplace draws) the estimator is
+    called ``n_estimates`` times with the pilot streams ``rngs`` (one per
+    position); the variance of ``L^T g`` over repeats, averaged over
+    coordinates and positions, is ``nu`` of :func:`auto_step_size`.
+
+    Returns
+    -------
+    nu : float
+    n_grad_evals : int
+    """
+    if estimator.exact:
+        return 0.0, 0
+    state = estimator.init(rngs, positions)
+    grads, evals = [], 0
+    for _ in range(n_estimates):
+        g, state, k = estimator.estimate(rngs, positions, state)
+        grads.append(precond.to_u(g))
+        evals += k
+    return float(np.var(np.stack(grads), axis=0, ddof=1).mean()), evals
+
+
+def power_curvature(problem, precond, rng, *, n_iter=20, n_rows=2048, eps=1e-4):
+    """Largest eigenvalue of the preconditioned Hessian by power iteration.
+
+    Hessian-vector products are central differences of the exact gradient
+    on a random subsample of ``n_rows`` rows (scaled to the full data), so
+    no ``p x p`` matrix is formed (the MLP).
+
+    Returns
+    -------
+    lam_max : float
+    n_grad_evals : int
+    """
+    N = problem.n_rows
+    idx = np.sort(rng.choice(N, size=min(n_rows, N), replace=False))
+    w = problem.rows_weight(idx)
+    scale = N / idx.size
+    X, y, mode = problem.X[idx], problem.y[idx], problem.mode
+
+    def hvp_u(v):
+        pts = np.stack([mode + eps * precond.from_u(v), mode - eps * precond.from_u(v)])
+        g = problem.model.grad_sum(pts, X, y, w) * scale + problem.prior.grad(pts)
+        return precond.to_u((g[0] - g[1])[None, :] / (2 * eps))[0]
+
+    v = rng.standard_normal(mode.shape[0])
+    lam = 1.0
+    for _ in range(n_iter):
+        v /= np.linalg.norm(v)
+        hv = hvp_u(v)
+        lam = float(v @ hv)
+        v = hv
+    return max(lam, 1e-12), 2 * n_iter * idx.size

@@ -1,0 +1,14 @@
+"""Small shared helpers: random streams, the parameter protocol, exceptions."""
+
+from ._exceptions import ConvergenceWarning, DivergenceError
+from ._params import ParamsMixin
+from ._random import Streams, make_rng, make_streams
+
+__all__ = [
+    "ConvergenceWarning",
+    "DivergenceError",
+    "ParamsMixin",
+    "Streams",
+    "make_rng",
+    "make_streams",
+]

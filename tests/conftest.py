@@ -1,0 +1,64 @@
+"""Shared fixtures: exact conjugate posteriors for the linear model."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_diabetes
+
+
+def exact_linear_posterior(X, y, noise_std, prior_scale=1.0):
+    """Mean and covariance of the conjugate posterior (no intercept)."""
+    prec = X.T @ X / noise_std**2 + np.eye(X.shape[1]) / prior_scale**2
+    cov = np.linalg.inv(prec)
+    return cov @ X.T @ y / noise_std**2, cov
+
+
+def _standardize(X, y):
+    X = (X - X.mean(0)) / X.std(0)
+    y = (y - y.mean()) / y.std()
+    return X, y
+
+
+def _ls_noise(X, y):
+    resid = y - X @ np.linalg.lstsq(X, y, rcond=None)[0]
+    return float(np.sqrt(resid @ resid / (X.shape[0] - X.shape[1])))
+
+
+@pytest.fixture(scope="session")
+def diabetes_problem():
+    """All ten standardized diabetes features, standardized y, LS noise."""
+    X, y = _standardize(*load_diabetes(return_X_y=True))
+    s = _ls_noise(X, y)
+    return X, y, s, exact_linear_posterior(X, y, s)
+
+
+@pytest.fixture(scope="session")
+def correlated_problem():
+    """20,000 x 20 strongly correlated synthetic design (condition ~ hundreds)."""
+    rng = np.random.default_rng(20)
+    p, N = 20, 20_000
+    A = rng.normal(size=(p, p))
+    corr = 0.95 * np.ones((p, p)) + 0.05 * np.eye(p)
+    L = np.linalg.cholesky(corr)
+    X = rng.normal(size=(N, p)) @ L.T + 0.05 * rng.normal(size=(N, p)) @ A.T / np.sqrt(p)
+    y = X @ rng.normal(size=p) * 0.3 + rng.normal(size=N) * 3.0
+    X, y = _standardize(X, y)
+    s = _ls_noise(X, y)
+    return X, y, s, exact_linear_posterior(X, y, s)
+
+
+@pytest.fixture(scope="session")
+def well_conditioned_problem():
+    """2,000 x 4 nearly orthogonal design (posterior condition ~ 1-2)."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(2000, 4))
+    y = X @ np.array([0.5, -0.3, 0.2, 0.0]) + rng.normal(size=2000)
+    X, y = _standardize(X, y)
+    s = _ls_noise(X, y)
+    return X, y, s, exact_linear_posterior(X, y, s)
+
+
+def posterior_errors(draws_coef, mean, cov):
+    """(max |mean error| in posterior sds, sd ratios) of pooled draws."""
+    sd = np.sqrt(np.diag(cov))
+    z = np.abs(draws_coef.mean(0) - mean) / sd
+    return z.max(), draws_coef.std(0) / sd

@@ -1,0 +1,141 @@
+"""Behaviour of the estimators inside the scikit-learn ecosystem."""
+
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris, make_blobs
+from sklearn.model_selection import GridSearchCV, cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from skbayes_sg import (
+    BayesianLinearRegression,
+    BayesianLogisticRegression,
+    BayesianMLPClassifier,
+)
+from skbayes_sg.samplers import SGHMC
+
+FAST = dict(n_warmup=100, n_draws=100, n_chains=2, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def cancer():
+    X, y = load_breast_cancer(return_X_y=True)
+    return StandardScaler().fit_transform(X), y
+
+
+def test_pipeline_and_cross_val_score(cancer):
+    X, y = load_breast_cancer(return_X_y=True)
+    pipe = make_pipeline(StandardScaler(), BayesianLogisticRegression(**FAST))
+    scores = cross_val_score(pipe, X, y, cv=3)
+    assert scores.mean() > 0.93
+
+
+def test_grid_search_prior_scale_and_sampler(cancer):
+    X, y = cancer
+    grid = GridSearchCV(BayesianLogisticRegression(**FAST),
+                        {"prior_scale": [0.1, 1.0], "sampler": ["sgld", "sghmc", "sgnht"]},
+                        cv=2)
+    grid.fit(X, y)
+    assert set(grid.best_params_) == {"prior_scale", "sampler"}
+    assert grid.best_score_ > 0.9
+
+
+def test_grid_search_sampler_object_params(cancer):
+    X, y = cancer
+    est = BayesianLogisticRegression(sampler=SGHMC(), **FAST)
+    grid = GridSearchCV(est, {"sampler__friction": [0.5, 2.0]}, cv=2).fit(X, y)
+    assert grid.best_params_["sampler__friction"] in (0.5, 2.0)
+    assert est.sampler.friction == 1.0  # the original object is untouched
+
+
+def test_clone_and_pickle_round_trip(cancer):
+    X, y = cancer
+    clf = BayesianLogisticRegression(**FAST).fit(X, y)
+    again = pickle.loads(pickle.dumps(clf))
+    np.testing.assert_array_equal(clf.predict_proba(X), again.predict_proba(X))
+    fresh = clone(clf)
+    assert not hasattr(fresh, "draws_")
+    assert fresh.get_params() == clf.get_params()
+
+
+def test_string_labels_and_multiclass():
+    X, y = load_iris(return_X_y=True)
+    names = np.array(["setosa", "versicolor", "virginica"])[y]
+    clf = make_pipeline(StandardScaler(), BayesianLogisticRegression(**FAST)).fit(X, names)
+    pred = clf.predict(X)
+    assert pred.dtype.kind == "U" and (pred == names).mean() > 0.9
+    proba = clf.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(1), 1.0)
+    est = clf[-1]
+    assert est.coef_.shape == (3, 4) and est.intercept_.shape == (3,)
+    draws = est.sample_posterior(7, random_state=1)
+    assert draws["coef"].shape == (7, 3, 4) and draws["intercept"].shape == (7, 3)
+
+
+def test_binary_shapes(cancer):
+    X, y = cancer
+    clf = BayesianLogisticRegression(**FAST).fit(X, y)
+    assert clf.coef_.shape == (1, X.shape[1]) and clf.intercept_.shape == (1,)
+    assert clf.predict_proba(X).shape == (X.shape[0], 2)
+    assert clf.sample_posterior()["coef"].shape == (200, 1, X.shape[1])
+    assert clf.sample_posterior(500, random_state=0)["coef"].shape == (500, 1, X.shape[1])
+    for key in ("ess", "rhat", "step_size", "n_grad_evals", "data_passes",
+                "preprocessing_seconds", "sampling_seconds"):
+        assert key in clf.diagnostics_
+
+
+@pytest.mark.parametrize("sampler", ["sgld", "sghmc", "hmc"])
+def test_same_random_state_same_draws_any_n_jobs(sampler, cancer):
+    X, y = cancer
+    sub = "full" if sampler == "hmc" else "control_variates"
+    kw = dict(sampler=sampler, subsampling=sub, n_warmup=50, n_draws=30, n_chains=4,
+              random_state=3)
+    a = BayesianLogisticRegression(n_jobs=1, **kw).fit(X, y).draws_
+    b = BayesianLogisticRegression(n_jobs=1, **kw).fit(X, y).draws_
+    c = BayesianLogisticRegression(n_jobs=2, **kw).fit(X, y).draws_
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(a, c)
+
+
+def test_regressor_predict_std_and_sample_y():
+    X, y = load_diabetes(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    y = (y - y.mean()) / y.std()
+    reg = BayesianLinearRegression(**FAST).fit(X, y)
+    mean, std = reg.predict(X[:5], return_std=True)
+    assert mean.shape == std.shape == (5,)
+    # predictive sd >= the noise sd and close to it for this amount of data
+    assert np.all(std > 0.9 * reg.noise_std_) and np.all(std < 1.5 * reg.noise_std_)
+    ys = reg.sample_y(X[:5], n_samples=400, random_state=0)
+    assert ys.shape == (5, 400)
+    np.testing.assert_allclose(ys.std(1), std, rtol=0.2)
+    np.testing.assert_allclose(ys.mean(1), mean, atol=4 * std.max() / 20)
+    draws = reg.sample_posterior(3, random_state=0)
+    assert draws["coef"].shape == (3, 10) and draws["intercept"].shape == (3,)
+    assert draws["noise_std"].shape == (3,)
+    assert reg.score(X, y) > 0.45
+
+
+def test_predict_is_deterministic(cancer):
+    X, y = cancer
+    clf = BayesianLogisticRegression(**FAST).fit(X, y)
+    np.testing.assert_array_equal(clf.predict_proba(X), clf.predict_proba(X))
+
+
+def test_mlp_digits_like_blobs():
+    X, y = make_blobs(n_samples=300, centers=3, n_features=5, random_state=0)
+    clf = BayesianMLPClassifier(hidden_layer_sizes=(10,), n_warmup=200, n_draws=30,
+                                random_state=0).fit(X, y)
+    assert clf.score(X, y) > 0.95
+    assert [c.shape for c in clf.coefs_] == [(5, 10), (10, 3)]
+    draws = clf.sample_posterior(4, random_state=0)
+    assert draws["coef_0"].shape == (4, 5, 10) and draws["intercept_1"].shape == (4, 3)
+
+
+def test_float32_input_stays_float32(cancer):
+    X, y = cancer
+    clf = BayesianLogisticRegression(**FAST).fit(X.astype(np.float32), y)
+    assert clf.predict_proba(X.astype(np.float32)).shape == (X.shape[0], 2)
