@@ -3,11 +3,14 @@
 Every sampler runs with the exact gradient of ``U = (theta - mu)^T S^-1
 (theta - mu) / 2`` (emcee-style tests).  Moments are checked in coordinates
 whitened by the true ``S`` (``z = chol(S)^-1 (theta - mu)``, so the target is
-``N(0, I)``) against Monte-Carlo standard errors from batch means (20
-batches per chain).  The SG samplers' known discretisation bias enters the
+``N(0, I)``) against Monte-Carlo standard errors ``sd / sqrt(ESS)`` (the
+package's multi-chain ESS; batch means if the diagnostics do not import).  The SG samplers' known discretisation bias enters the
 tolerance only through the 5% that ``auto_step_size`` promises; SGLD and SGHMC
 are further checked against their exact stationary covariance
 (``stationary_variance``), where the tolerance is Monte-Carlo error alone.
+With injected gradient noise, ``stationary_variance`` is the oracle of every
+SG sampler (SGNHT's is the thermostat's mean-field fixed point); pSGLD's known
+bias is marked xfail.
 """
 
 import copy
@@ -16,6 +19,10 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 
+try:
+    from skbayes_sg.diagnostics import effective_sample_size
+except ImportError:  # diagnostics layer unavailable: batch means below
+    effective_sample_size = None
 from skbayes_sg.samplers import (
     HMC,
     PSGLD,
@@ -33,6 +40,13 @@ N_SE = 4.0  # Monte-Carlo standard errors allowed
 AUTO_TOL = 0.05  # stationary-variance error that auto_step_size promises
 SG_NAMES = ["sgld", "psgld", "sghmc", "sgnht"]
 EXACT_ORACLE = {"sgld", "sghmc"}  # linear recursions: stationary_variance is exact
+
+
+# pSGLD drops the Gamma term; at decay=0.99 its RMSprop diagonal tracks |theta| and
+# inflates the variance by ~10% at the auto step (30% at small h), whatever the step.
+PSGLD_BIAS = pytest.mark.xfail(strict=True, reason="pSGLD variance bias ~10% (Gamma term)")
+# With 4 chains that bias sits at the detection threshold: the test may pass.
+PSGLD_BIAS_WEAK = pytest.mark.xfail(strict=False, reason="pSGLD variance bias ~10% (Gamma term)")
 
 
 def _gaussian(p, cond, seed):
@@ -80,25 +94,25 @@ def _run(kernel, theta0, rngs, n_warmup, n_draws, est_state=None, block=512):
     return draws, state
 
 
-def _batch_se(x, n_batches=20):
-    """Batch-means standard error of the pooled mean of ``x`` (C, n)."""
-    C, n = x.shape
-    b = n // n_batches
-    means = x[:, : b * n_batches].reshape(C * n_batches, b).mean(axis=1)
-    return means.std(ddof=1) / np.sqrt(means.size)
+def _mc_se(x):
+    """Monte-Carlo standard errors of the pooled means of ``x`` (C, n, k) -> (k,)."""
+    if effective_sample_size is not None:
+        return x.std(axis=(0, 1)) / np.sqrt(effective_sample_size(x, method="basic"))
+    C, n, k = x.shape
+    b = n // 20  # 20 batches per chain
+    means = x[:, : 20 * b].reshape(C * 20, b, k).mean(axis=1)
+    return means.std(axis=0, ddof=1) / np.sqrt(C * 20)
 
 
 def _whitened_moments(draws, mu, S):
     """Means and second moments E[z_i z_j] of whitened draws, with standard errors."""
     L = np.linalg.cholesky(S)
     z = np.linalg.solve(L, (draws - mu).reshape(-1, len(mu)).T).T.reshape(draws.shape)
-    prods = z[..., :, None] * z[..., None, :]
     p = len(mu)
-    mean = z.mean(axis=(0, 1))
-    mean_se = np.array([_batch_se(z[..., i]) for i in range(p)])
-    second = prods.mean(axis=(0, 1))
-    second_se = np.array([[_batch_se(prods[..., i, j]) for j in range(p)] for i in range(p)])
-    return mean, mean_se, second, second_se, L
+    prods = (z[..., :, None] * z[..., None, :]).reshape(z.shape[:2] + (p * p,))
+    se = _mc_se(np.concatenate([z, prods], axis=2))
+    second = prods.mean(axis=(0, 1)).reshape(p, p)
+    return z.mean(axis=(0, 1)), se[:p], second, se[p:].reshape(p, p)
 
 
 def _predicted_second(sampler, h, precond_S, S):
@@ -126,7 +140,8 @@ def _sampler_on_gaussian(name, preconditioned):
 
 
 @pytest.mark.parametrize("preconditioned", [True, False], ids=["dense", "identity"])
-@pytest.mark.parametrize("name", SG_NAMES + ["hmc"])
+@pytest.mark.parametrize(
+    "name", ["sgld", pytest.param("psgld", marks=PSGLD_BIAS_WEAK), "sghmc", "sgnht", "hmc"])
 def test_gaussian_moments(name, preconditioned):
     sampler, mu, S, precond, M, lam = _sampler_on_gaussian(name, preconditioned)
     estimate, potential = _problem(mu, S)
@@ -142,7 +157,7 @@ def test_gaussian_moments(name, preconditioned):
     theta0 = mu + np.random.default_rng(3).standard_normal((C, p)) @ L.T
     draws, _ = _run(kernel, theta0, _rngs(C), 2000, 18000)
     assert np.isfinite(draws).all()
-    mean, mean_se, second, second_se, _ = _whitened_moments(draws, mu, S)
+    mean, mean_se, second, second_se = _whitened_moments(draws, mu, S)
     np.testing.assert_array_less(np.abs(mean), N_SE * mean_se)
     bias = 0.0 if name == "hmc" else AUTO_TOL
     np.testing.assert_array_less(np.abs(second - np.eye(p)), bias + N_SE * second_se)
@@ -164,44 +179,44 @@ def test_auto_step_size_bounds_stationary_variance(name):
             assert abs(lam * sampler.stationary_variance(h, lam, nu) - 1.0) <= AUTO_TOL + 1e-12
 
 
-def _noisy_1d(sampler, h, lam, nu, n_chains=64, n_warmup=2000, n_draws=10000, seed=0):
-    """Variance (and its standard error) of a 1-D run with gradient noise of variance nu."""
+def _noisy_isotropic(sampler, h, lam, nu, n_chains=64, n_draws=10000, seed=0, p=8):
+    """``lam E[theta_j^2]`` and its standard error with gradient noise of variance nu.
+
+    ``U = lam |theta|^2 / 2`` in ``p`` dimensions: each coordinate is the 1-D
+    problem of ``stationary_variance``, and SGNHT's shared thermostat is close to
+    its mean-field fixed point, as it is for a real posterior.
+    """
     def estimate(theta, rng):
         return lam * theta + np.sqrt(nu) * rng.standard_normal(theta.shape), rng, 1
 
-    kernel = sampler.build_kernel(estimate, h, identity(), 1, n_data=1)
-    theta0 = np.random.default_rng(seed).standard_normal((n_chains, 1)) / np.sqrt(lam)
-    draws, _ = _run(kernel, theta0, _rngs(n_chains, seed), n_warmup, n_draws,
+    kernel = sampler.build_kernel(estimate, h, identity(), p, n_data=1)
+    theta0 = np.random.default_rng(seed).standard_normal((n_chains, p)) / np.sqrt(lam)
+    draws, _ = _run(kernel, theta0, _rngs(n_chains, seed), 2000, n_draws,
                     est_state=np.random.default_rng([seed, 99]))
     assert np.isfinite(draws).all()
-    sq = draws[..., 0] ** 2
-    return sq.mean(), _batch_se(sq)
+    sq = lam * np.mean(draws**2, axis=2, keepdims=True)  # coordinates share SGNHT's thermostat
+    return sq.mean(), _mc_se(sq)[0]
 
 
 # Fixed steps (times 1/lam) inside stability but far outside the 5% accuracy:
 # SGLD and SGHMC inflate the variance by ~40%, SGNHT under-disperses by ~11%.
 LARGE_STEP = {"sgld": 0.5, "psgld": 0.5, "sghmc": 0.4, "sgnht": 0.3}
-PSGLD_BIAS = pytest.mark.xfail(
-    strict=True,
-    reason="pSGLD without the Gamma term: at decay=0.99 its RMSprop diagonal tracks |theta| "
-    "and inflates the variance by ~10% (30% at small h), whatever the step size.",
-)
 
 
 @pytest.mark.parametrize(
     "name", ["sgld", pytest.param("psgld", marks=PSGLD_BIAS), "sghmc", "sgnht"])
 def test_gradient_noise_auto_vs_fixed_step(name):
-    # 1-D U = lam theta^2 / 2 with gradient noise of variance nu; 64 chains.
+    # U = lam |theta|^2 / 2 in 8 dimensions, gradient noise of variance nu.
     sampler, lam, nu = SAMPLERS[name](), 2.0, 4.0
     h_auto = auto_step_size(sampler, lam, nu, n_data=1)
-    var, se = _noisy_1d(sampler, h_auto, lam, nu)
-    assert abs(lam * var - 1.0) <= AUTO_TOL + N_SE * lam * se
+    var, se = _noisy_isotropic(sampler, h_auto, lam, nu)
+    assert abs(var - 1.0) <= AUTO_TOL + N_SE * se
     h_big = LARGE_STEP[name] / lam
-    oracle = sampler.stationary_variance(h_big, lam, nu)  # pSGLD: in SGLD units
+    oracle = lam * sampler.stationary_variance(h_big, lam, nu)  # pSGLD: in SGLD units
     if name == "psgld":
         h_big *= sampler.step_scale(lam, nu, 1)
-    var_big, se_big = _noisy_1d(sampler, h_big, lam, nu, n_draws=4000)
-    assert abs(lam * var_big - 1.0) > 0.1
+    var_big, se_big = _noisy_isotropic(sampler, h_big, lam, nu, n_draws=4000)
+    assert abs(var_big - 1.0) > AUTO_TOL + N_SE * se_big
     assert abs(var_big - oracle) <= N_SE * se_big
 
 

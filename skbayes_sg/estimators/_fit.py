@@ -60,18 +60,24 @@ def check_combination(sampler, strategy):
         check(sampler)
 
 
+def _as_precond(cov):
+    return dense(cov) if cov.ndim == 2 else diagonal(cov)
+
+
 def _preconditioner(kind, problem, rng):
-    """(Preconditioner, covariance, lam_max, lam_min, n_evals) for ``kind``."""
-    if kind is None:
-        lam, evals = power_curvature(problem, identity(), rng)
-        return identity(), None, lam, None, evals
-    cov, H, evals = laplace_covariance(problem, kind)
-    precond = dense(cov) if cov.ndim == 2 else diagonal(cov)
+    """(Preconditioner, Laplace precond, covariance, lam_max, lam_min, n_evals).
+
+    The Laplace approximation is computed even when ``kind`` is None: the
+    chains start from its draws whatever the preconditioner.
+    """
+    cov, H, evals = laplace_covariance(problem, "auto" if kind is None else kind)
+    laplace = _as_precond(cov)
+    precond = identity() if kind is None else laplace
     if H is not None:
         lam_max, lam_min = whitened_curvature(H, precond)
-        return precond, cov, lam_max, lam_min, evals
+        return precond, laplace, cov, lam_max, lam_min, evals
     lam, more = power_curvature(problem, precond, rng)
-    return precond, cov, lam, None, evals + more
+    return precond, laplace, cov, lam, None, evals + more
 
 
 def prepare(problem, sampler, strategy, *, batch_size, step_size, preconditioner,
@@ -87,10 +93,11 @@ def prepare(problem, sampler, strategy, *, batch_size, step_size, preconditioner
     rng = streams.prep
     mode, mode_evals = find_mode(problem, rng)
     problem = Problem(problem.model, problem.prior, problem.X, problem.y, problem.weight, mode)
-    precond, cov, lam_max, lam_min, pre_evals = _preconditioner(preconditioner, problem, rng)
+    precond, laplace, cov, lam_max, lam_min, pre_evals = _preconditioner(
+        preconditioner, problem, rng)
     problem = Problem(problem.model, problem.prior, problem.X, problem.y, problem.weight, mode, cov)
     estimator = strategy.build(problem, batch_size=min(batch_size, problem.n_rows), rng=rng)
-    pilot = laplace_draws(mode, precond, rng, 4)
+    pilot = laplace_draws(mode, laplace, rng, 4)
     nu, nu_evals = gradient_noise(estimator, rng.spawn(4), pilot, precond)
     if step_size == "auto":
         initial = getattr(sampler, "initial_step_size", None)
@@ -98,7 +105,7 @@ def prepare(problem, sampler, strategy, *, batch_size, step_size, preconditioner
              auto_step_size(sampler, lam_max, nu, lam_min=lam_min, n_data=estimator.n_data))
     else:
         h = float(step_size)
-    theta0 = laplace_draws(mode, precond, streams.init, n_chains, scale=dispersion)
+    theta0 = laplace_draws(mode, laplace, streams.init, n_chains, scale=dispersion)
     evals = mode_evals + pre_evals + nu_evals + estimator.preprocessing_evals
     info = {"preprocessing_grad_evals": int(evals), "curvature": lam_max,
             "gradient_noise": nu, **estimator.info}

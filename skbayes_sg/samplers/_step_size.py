@@ -9,9 +9,10 @@ noise of variance ``nu`` per whitened coordinate (measured on a pilot of a
 few estimates at a Laplace draw; 0 for the full gradient).  Each SG sampler's
 recursion on ``U = lam u^2/2`` is linear-Gaussian, so its stationary variance
 ``v(h)`` is known in closed form (:meth:`BaseSampler.stationary_variance`).
-``auto_step_size`` returns the largest ``h`` on a geometric grid for which
-``lam v(h)`` is within ``tol`` (default 5%) of 1 at ``lam_max`` and
-``lam_min`` -- so the step shrinks automatically as the gradient noise
+``auto_step_size`` returns the largest ``h`` on a geometric grid such that
+``lam v(h')`` is within ``tol`` (default 5%) of 1 at ``lam_max`` and
+``lam_min`` for every grid step ``h' <= h`` (errors of opposite sign must not
+cancel by luck at one large step) -- so the step shrinks automatically as the gradient noise
 ``nu`` grows (``N/b`` large without control variates), and stays large when
 control variates make the noise small.  The result is capped at
 ``max_step`` (default 0.5: beyond it the mixing gain is small and the
@@ -47,15 +48,12 @@ def auto_step_size(sampler, lam_max, nu, *, lam_min=None, n_data=1, tol=0.05, ma
     float
     """
     lam_min = lam_max if lam_min is None else lam_min
-    best = None
-    for h in np.geomspace(max_step / lam_max, 1e-7, 400):
-        if all(
-            abs(lam * sampler.stationary_variance(h, lam, nu) - 1.0) <= tol
-            for lam in {lam_max, lam_min}
-        ):
-            best = h
+    best = 1e-7
+    for h in np.geomspace(1e-7, max_step / np.sqrt(lam_max * max(lam_max, 1.0)), 400):
+        if any(abs(lam * sampler.stationary_variance(h, lam, nu) - 1.0) > tol
+               for lam in {lam_max, lam_min}):
             break
-    best = 1e-7 if best is None else float(best)
+        best = float(h)
     if hasattr(sampler, "step_scale"):
         best *= sampler.step_scale(lam_max, nu, n_data)
     return best

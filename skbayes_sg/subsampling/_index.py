@@ -2,7 +2,7 @@
 
 import numpy as np
 
-__all__ = ["UniformIndex", "block_size_for"]
+__all__ = ["UniformIndex", "block_size_for", "uniform_subsets"]
 
 
 def block_size_for(n_rows, batch_size, target=200_000):
@@ -10,28 +10,56 @@ def block_size_for(n_rows, batch_size, target=200_000):
     return int(max(1, min(4096, target // max(batch_size, 1))))
 
 
-class UniformIndex:
-    """Uniform minibatches without replacement, drawn in blocks.
+def uniform_subsets(rng, n, b, n_sets):
+    """``(n_sets, b)`` independent uniform ``b``-subsets of ``range(n)``.
 
-    Each chain walks through random permutations of the rows; step ``t``
-    takes the next ``b`` entries (a new permutation starts when fewer than
-    ``b`` remain), so every minibatch is a uniform ``b``-subset without
-    replacement.  ``scale = n_rows / b`` and ``weight = None``.
+    Each row is drawn without replacement, rows independently.  When repeats
+    are rare (``b^2 <= 2n``) rows are drawn with replacement and the few with
+    a repeat are redrawn; otherwise a vectorised partial Fisher-Yates shuffle
+    of ``b`` positions per row is used (``O(n)`` per row).
+    """
+    if b * b <= 2 * n:
+        idx = rng.integers(0, n, size=(n_sets, b))
+        bad = np.arange(n_sets)
+        while bad.size:
+            bad = bad[(np.diff(np.sort(idx[bad], axis=1), axis=1) == 0).any(axis=1)]
+            idx[bad] = rng.integers(0, n, size=(bad.size, b))
+        return idx
+    out = np.empty((n_sets, b), dtype=np.intp)
+    chunk = max(1, (1 << 21) // n)
+    for start in range(0, n_sets, chunk):
+        out[start:start + chunk] = _fisher_yates(rng, n, b, min(chunk, n_sets - start))
+    return out
+
+
+def _fisher_yates(rng, n, b, rows):
+    perm = np.tile(np.arange(n, dtype=np.intp), (rows, 1))
+    r, at = rng.random((rows, b)), np.arange(rows)
+    for j in range(b):
+        k = j + (r[:, j] * (n - j)).astype(np.intp)
+        head = perm[at, j]
+        perm[at, j] = perm[at, k]
+        perm[at, k] = head
+    return perm[:, :b]
+
+
+class UniformIndex:
+    """Independent uniform minibatches without replacement, drawn in blocks.
+
+    Every step and chain gets a fresh uniform ``b``-subset, independent of
+    the other steps (as SG-MCMC theory and ``step_size="auto"`` assume;
+    epoch-wise reshuffling would make consecutive minibatches disjoint and
+    bias thermostat samplers).  ``scale = n_rows / b`` and ``weight = None``.
     """
 
     def __init__(self, n_rows, batch_size):
         self.n_rows, self.b = int(n_rows), int(batch_size)
         self.scale = self.n_rows / self.b
-        self.per_perm = self.n_rows // self.b
         self.n_block = block_size_for(n_rows, batch_size)
 
-    def _chain_block(self, rng):
-        n_perm = -(-self.n_block // self.per_perm)
-        rows = [rng.permutation(self.n_rows)[: self.per_perm * self.b] for _ in range(n_perm)]
-        return np.concatenate(rows).reshape(-1, self.b)[: self.n_block]
-
     def _refill(self, rngs):
-        return np.stack([self._chain_block(rng) for rng in rngs], axis=1)
+        return np.stack([uniform_subsets(rng, self.n_rows, self.b, self.n_block)
+                         for rng in rngs], axis=1)
 
     def init(self, rngs, n_chains):
         """State: ``(block (T, C, b), position)``."""
