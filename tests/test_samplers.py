@@ -4,9 +4,10 @@ Every sampler runs with the exact gradient of ``U = (theta - mu)^T S^-1
 (theta - mu) / 2`` (emcee-style tests).  Moments are checked in coordinates
 whitened by the true ``S`` (``z = chol(S)^-1 (theta - mu)``, so the target is
 ``N(0, I)``) against Monte-Carlo standard errors ``sd / sqrt(ESS)`` (the
-package's multi-chain ESS; batch means if the diagnostics do not import).  The SG samplers' known discretisation bias enters the
-tolerance only through the 5% that ``auto_step_size`` promises; SGLD and SGHMC
-are further checked against their exact stationary covariance
+package's multi-chain ESS; batch means if the diagnostics do not import).
+The SG samplers' known discretisation bias enters the tolerance only through
+the 5% that ``auto_step_size`` promises; SGLD and SGHMC are further checked
+against their exact stationary covariance
 (``stationary_variance``), where the tolerance is Monte-Carlo error alone.
 With injected gradient noise, ``stationary_variance`` is the oracle of every
 SG sampler (SGNHT's is the thermostat's mean-field fixed point); pSGLD's known

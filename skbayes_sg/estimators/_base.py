@@ -73,7 +73,7 @@ class _BaseSGMCMC(BaseEstimator):
         check_combination(sampler, strategy)
         streams = make_streams(self.random_state, self.n_chains)
         model = self._make_model(X.shape[1], n_outputs)
-        prior = GaussianPrior(model.prior_precision(self.prior_scale, self._intercept_scale(y)))
+        prior = self._make_prior(model, y)
         t0 = time.perf_counter()
         prep = prepare(Problem(model, prior, X, y_enc), sampler, strategy,
                        batch_size=self.batch_size, step_size=self.step_size,
@@ -88,6 +88,9 @@ class _BaseSGMCMC(BaseEstimator):
         self._set_diagnostics(prep, evals, steps, info, t1 - t0, seconds, X.shape[0])
         self._store_summaries()
         return self
+
+    def _make_prior(self, model, y):
+        return GaussianPrior(model.prior_precision(self.prior_scale, self._intercept_scale(y)))
 
     def _set_diagnostics(self, prep, evals, steps, info, pre_seconds, seconds, n_rows):
         pre_evals = prep.info["preprocessing_grad_evals"]

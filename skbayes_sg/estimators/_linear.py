@@ -7,12 +7,14 @@ from sklearn.base import RegressorMixin
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from ..models import GaussianLinearModel
+from ..models import GaussianLinearModel, GaussianPrior, NoisePrior
 from ..utils import make_rng
 from ._base import _BaseSGMCMC
 from ._docs import COMMON_ATTRIBUTES, COMMON_PARAMETERS
 
 __all__ = ["BayesianLinearRegression"]
+
+_NOISE_PRIOR_A, _NOISE_PRIOR_B = 1.0, 0.01  # sigma^2 ~ InvGamma(1, 0.01 var(y))
 
 
 class BayesianLinearRegression(RegressorMixin, _BaseSGMCMC):
@@ -30,8 +32,11 @@ class BayesianLinearRegression(RegressorMixin, _BaseSGMCMC):
         ``prior_scale`` in the target's units.  The intercept gets a broad
         prior ``N(0, (10 (|mean y| + sd y + prior_scale))^2)``.
     noise_std : float or None, default=None
-        Noise standard deviation; ``None`` infers it (``log noise_std`` is
-        sampled with a ``N(0, 10^2)`` prior).
+        Noise standard deviation; ``None`` infers it: ``log noise_std`` is
+        sampled under the weakly informative conjugate-style prior
+        ``noise_std^2 ~ InvGamma(1, 0.01 var(y))`` (two pseudo-observations
+        with 1% of the target's variance; it keeps the posterior proper and
+        funnel-free even when y is an exact linear function of X).
     fit_intercept : bool, default=True
         Whether to fit an intercept.
 {COMMON_PARAMETERS}
@@ -105,6 +110,14 @@ class BayesianLinearRegression(RegressorMixin, _BaseSGMCMC):
 
     def _encode_targets(self, y):
         return np.asarray(y, dtype=float), 1
+
+    def _make_prior(self, model, y):
+        prec = model.prior_precision(self.prior_scale, self._intercept_scale(y))
+        if self.noise_std is not None:
+            return GaussianPrior(prec)
+        prec[-1] = 0.0
+        b = _NOISE_PRIOR_B * max(float(np.var(y)), 1e-12)
+        return NoisePrior(prec, index=-1, a=_NOISE_PRIOR_A, b=b)
 
     def _intercept_scale(self, y):
         return 10.0 * (abs(float(np.mean(y))) + float(np.std(y)) + self.prior_scale)

@@ -3,9 +3,9 @@
 See :mod:`skbayes_sg.models._base` for the protocol every model follows.
 """
 
-from ._base import GaussianPrior
+from ._base import GaussianPrior, NoisePrior
 from ._linear import GaussianLinearModel
 from ._logistic import LogisticModel
 from ._mlp import MLPModel
 
-__all__ = ["GaussianPrior", "GaussianLinearModel", "LogisticModel", "MLPModel"]
+__all__ = ["GaussianPrior", "NoisePrior", "GaussianLinearModel", "LogisticModel", "MLPModel"]

@@ -13,6 +13,16 @@ __all__ = ["laplace_covariance", "whitened_curvature", "DENSE_MAX_PARAMS"]
 DENSE_MAX_PARAMS = 500  # "auto" uses a dense preconditioner up to this many parameters
 
 
+def has_exact_hessian(model):
+    """True when ``model.hessian`` is implemented (GLMs, linear with inferred noise)."""
+    try:
+        model.hessian(np.zeros(model.n_params), np.zeros((1, getattr(model, "n_features", 1))),
+                      np.zeros(1))
+    except NotImplementedError:
+        return False
+    return True
+
+
 def _chunked(problem, fn, theta, chunk=8192):
     total = None
     for start in range(0, problem.n_rows, chunk):
@@ -30,9 +40,9 @@ def laplace_covariance(problem, kind):
     ----------
     problem : Problem
     kind : {"auto", "laplace", "diagonal"}
-        ``"laplace"`` dense (GLMs only), ``"diagonal"`` inverse diagonal
-        curvature, ``"auto"`` dense when the model has an exact Hessian and
-        ``p <= DENSE_MAX_PARAMS``, else diagonal.
+        ``"laplace"`` dense (models with an exact Hessian), ``"diagonal"``
+        inverse diagonal curvature, ``"auto"`` dense when the model has an
+        exact Hessian and ``p <= DENSE_MAX_PARAMS``, else diagonal.
 
     Returns
     -------
@@ -43,9 +53,9 @@ def laplace_covariance(problem, kind):
         Per-example second-order evaluations (one pass).
     """
     model, theta = problem.model, problem.mode
-    prec = problem.prior.precision
+    prec = problem.prior.hessian_diag(theta)
     dense = kind == "laplace" or (
-        kind == "auto" and getattr(model, "is_glm", False) and model.n_params <= DENSE_MAX_PARAMS)
+        kind == "auto" and model.n_params <= DENSE_MAX_PARAMS and has_exact_hessian(model))
     if dense:
         H = _chunked(problem, model.hessian, theta) + np.diag(prec)
         H = 0.5 * (H + H.T)

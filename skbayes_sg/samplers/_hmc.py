@@ -105,6 +105,10 @@ class HMC(BaseSampler):
         self.target_accept = target_accept
         self.max_leapfrog = max_leapfrog
 
+    def initial_step_size(self, lam_max):
+        """``step_size="auto"``: start dual averaging at ``1 / sqrt(lam_max)``."""
+        return 1.0 / np.sqrt(lam_max)
+
     def build_kernel(self, estimate, step_size, precond, n_params, *, potential=None, n_data=1):
         if potential is None:
             raise ValueError("HMC needs the full-data potential U(theta) (potential=None).")
