@@ -85,6 +85,8 @@ class _BaseSGMCMC(BaseEstimator):
             thin=self.thin, n_jobs=self.n_jobs, progress=make_progress(self.verbose))
         self.model_, self.draws_, self.mode_ = model, draws, prep.mode
         self.preprocessing_ = prep.info
+        for key, value in prep.estimator.attributes.items():
+            setattr(self, f"{key}_", value)
         self._set_diagnostics(prep, evals, steps, info, t1 - t0, seconds, X.shape[0])
         self._store_summaries()
         return self
@@ -94,6 +96,7 @@ class _BaseSGMCMC(BaseEstimator):
 
     def _set_diagnostics(self, prep, evals, steps, info, pre_seconds, seconds, n_rows):
         pre_evals = prep.info["preprocessing_grad_evals"]
+        n_steps = self.n_warmup + self.n_draws * self.thin
         n_data = prep.estimator.n_data
         d = {
             "ess": effective_sample_size(self.draws_),
@@ -105,6 +108,7 @@ class _BaseSGMCMC(BaseEstimator):
             "sampling_grad_evals": int(evals),
             "preprocessing_grad_evals": int(pre_evals),
             "data_passes": float((evals + pre_evals) / max(n_data, 1)),
+            "grad_evals_per_step": float(evals / max(self.draws_.shape[0] * n_steps, 1)),
             "preprocessing_seconds": float(pre_seconds),
             "sampling_seconds": float(seconds),
             "gradient_noise": prep.info["gradient_noise"],

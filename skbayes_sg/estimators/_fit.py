@@ -105,6 +105,7 @@ def prepare(problem, sampler, strategy, *, batch_size, step_size, preconditioner
              auto_step_size(sampler, lam_max, nu, lam_min=lam_min, n_data=estimator.n_data))
     else:
         h = float(step_size)
+    estimator.bind(h, sampler, precond)
     theta0 = laplace_draws(mode, laplace, streams.init, n_chains, scale=dispersion)
     evals = mode_evals + pre_evals + nu_evals + estimator.preprocessing_evals
     info = {"preprocessing_grad_evals": int(evals), "curvature": lam_max,

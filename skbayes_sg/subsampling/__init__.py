@@ -8,10 +8,17 @@ from ._control_variates import ControlVariates
 from ._index import UniformIndex
 from ._plain import Full, Uniform
 
+# [imports: stratified, compressed]
+# [imports: preferential, preferential_cv, adaptive]
+# [imports: svrg, ewsg]
+
 SUBSAMPLING = {
     "uniform": Uniform,
     "full": Full,
     "control_variates": ControlVariates,
+    # [registry: stratified, compressed]
+    # [registry: preferential, preferential_cv, adaptive]
+    # [registry: svrg, ewsg]
 }
 
 __all__ = [
@@ -23,4 +30,7 @@ __all__ = [
     "SUBSAMPLING",
     "Uniform",
     "UniformIndex",
+    # [all: stratified, compressed]
+    # [all: preferential, preferential_cv, adaptive]
+    # [all: svrg, ewsg]
 ]

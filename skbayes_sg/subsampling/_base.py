@@ -87,7 +87,11 @@ class GradientEstimator:
     evals_per_step : float
         Nominal per-example gradient evaluations per step and chain.
     info : dict
-        What the preprocessing produced (for the fitted estimator).
+        What the preprocessing produced, stored in the fitted estimator's
+        ``preprocessing_`` dict.
+    attributes : dict
+        Outputs that become fitted attributes: key ``"compression_ratio"``
+        becomes ``estimator.compression_ratio_``.
     preprocessing_evals : int
         Per-example gradient evaluations spent in ``build``.
     """
@@ -95,11 +99,20 @@ class GradientEstimator:
     exact = False
     potential = None
 
-    def __init__(self, problem, *, info=None, preprocessing_evals=0):
+    def __init__(self, problem, *, info=None, attributes=None, preprocessing_evals=0):
         self.problem = problem
         self.n_data = problem.n_data
         self.info = {} if info is None else info
+        self.attributes = {} if attributes is None else attributes
         self.preprocessing_evals = preprocessing_evals
+
+    def bind(self, step_size, sampler, precond):
+        """Learn the dynamics once the step size is fixed (EWSG needs them).
+
+        Called by the estimator layer after ``step_size="auto"`` is resolved
+        (the pilot that measures the gradient noise runs before it).  No-op
+        by default.
+        """
 
     def init(self, rngs, theta):
         """Initial estimator state for chains ``theta (C, p)``."""
@@ -125,3 +138,6 @@ class BaseStrategy(ParamsMixin):
     def build(self, problem, *, batch_size, rng):
         """Preprocess once and return a :class:`GradientEstimator`."""
         raise NotImplementedError
+
+    def check_sampler(self, sampler):
+        """Raise a ValueError if this strategy cannot work with ``sampler``."""
