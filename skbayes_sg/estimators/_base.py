@@ -47,6 +47,7 @@ class _BaseSGMCMC(BaseEstimator):
         "verbose": ["verbose"],
     }
     _init_dispersion = 1.0
+    _convergence_hint = ""
     _is_classifier = False
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -125,7 +126,8 @@ class _BaseSGMCMC(BaseEstimator):
             warnings.warn(
                 f"The chains may not have converged: max split R-hat = {rhat:.3f} "
                 f"(want < {RHAT_WARN}), min bulk ESS = {ess:.0f} (want > {ESS_WARN}). "
-                "Increase n_warmup / n_draws, or check the step size.",
+                "Increase n_warmup / n_draws, or check the step size."
+                + self._convergence_hint,
                 ConvergenceWarning,
             )
 
