@@ -18,7 +18,8 @@ from ..utils import DivergenceError
 
 __all__ = ["Trace", "run_chains"]
 
-_BLOCK = 256
+_BLOCK = 256  # steps per pre-drawn block ...
+_BLOCK_ELEMENTS = 1 << 18  # ... at most this many noise numbers per block (cache-sized)
 _EXPLODED = 1e8  # squared whitened distance per coordinate from the start
 
 
@@ -95,7 +96,9 @@ class _Context:
         """Run ``n_steps`` steps in blocks; store every ``thin``-th in ``draws``."""
         step, done, kept = self.kernel.step, 0, 0
         t_phase = time.perf_counter()
-        block = max(_BLOCK - _BLOCK % thin, thin)
+        C, p = self.theta0.shape
+        block = int(np.clip(_BLOCK_ELEMENTS // (C * p), 1, _BLOCK))
+        block = max(block - block % thin, thin)
         while done < n_steps:
             n = min(block, n_steps - done)
             randoms = self.kernel.draw_block(self.rngs, n)
