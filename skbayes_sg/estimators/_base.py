@@ -84,7 +84,7 @@ class _BaseSGMCMC(BaseEstimator):
         draws, evals, steps, info, seconds = sample(
             sampler, prep, streams, n_warmup=self.n_warmup, n_draws=self.n_draws,
             thin=self.thin, n_jobs=self.n_jobs, progress=make_progress(self.verbose))
-        self.model_, self.draws_, self.mode_ = model, draws, prep.mode
+        self.model_, self.prior_, self.draws_, self.mode_ = model, prior, draws, prep.mode
         self.preprocessing_ = prep.info
         for key, value in prep.estimator.attributes.items():
             setattr(self, f"{key}_", value)

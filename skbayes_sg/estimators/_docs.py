@@ -49,6 +49,8 @@ COMMON_ATTRIBUTES = """\
         Posterior mode found before sampling (chains start near it).
     model_ : object
         The frozen likelihood (maps the flat vector to named parameters).
+    prior_ : object
+        The frozen prior (``value``/``grad`` of ``-log p(theta)``).
     preprocessing_ : dict
         What the preprocessing produced (curvature, gradient noise, the
         strategy's own outputs, its gradient evaluations).
