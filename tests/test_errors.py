@@ -5,6 +5,8 @@ import pytest
 import scipy.sparse as sp
 from sklearn.exceptions import NotFittedError
 
+from skbayes_sg.utils import DivergenceError
+
 from skbayes_sg import (
     BayesianLinearRegression,
     BayesianLogisticRegression,
@@ -82,3 +84,18 @@ def test_divergence_is_reported_not_nan():
     with pytest.raises(DivergenceError, match="step_size"):
         BayesianLinearRegression(step_size=50.0, subsampling="uniform",
                                  preconditioner=None, **FAST).fit(X * 100, y_reg * 100)
+
+
+def test_auto_step_retries_a_diverging_warmup():
+    # Unstandardized inputs (~100) make a ReLU network's curvature vary far
+    # beyond the pilot's estimate: the auto step diverges once, is quartered,
+    # and the fit completes with finite draws and the retry on record.
+    rs = np.random.RandomState(0)
+    Xb, yb = rs.normal(loc=100, size=(100, 2)), rs.randint(0, 2, 100)
+    est = BayesianMLPClassifier(hidden_layer_sizes=(8,), n_warmup=50, n_draws=20, thin=2,
+                                random_state=0).fit(Xb, yb)
+    assert est.diagnostics_["step_size_retries"] >= 1
+    assert np.isfinite(est.draws_).all()
+    with pytest.raises(DivergenceError):
+        BayesianMLPClassifier(hidden_layer_sizes=(8,), n_warmup=50, n_draws=20, thin=2,
+                              random_state=0, step_size=0.05).fit(Xb, yb)

@@ -14,7 +14,7 @@ from ..models import GaussianPrior
 from ..samplers import SAMPLERS, BaseSampler
 from ..subsampling import SUBSAMPLING, BaseStrategy, Problem
 from ..utils import ConvergenceWarning, make_rng, make_streams
-from ._fit import check_combination, prepare, resolve, sample
+from ._fit import check_combination, prepare, resolve, sample_with_retries
 from ._progress import make_progress
 
 __all__ = ["_BaseSGMCMC"]
@@ -81,8 +81,9 @@ class _BaseSGMCMC(BaseEstimator):
                        preconditioner=self.preconditioner, n_chains=self.n_chains,
                        streams=streams, dispersion=self._init_dispersion)
         t1 = time.perf_counter()
-        draws, evals, steps, info, seconds = sample(
-            sampler, prep, streams, n_warmup=self.n_warmup, n_draws=self.n_draws,
+        draws, evals, steps, info, seconds = sample_with_retries(
+            sampler, prep, streams,
+            auto=self.step_size == "auto", n_warmup=self.n_warmup, n_draws=self.n_draws,
             thin=self.thin, n_jobs=self.n_jobs, progress=make_progress(self.verbose))
         self.model_, self.prior_, self.draws_, self.mode_ = model, prior, draws, prep.mode
         self.preprocessing_ = prep.info

@@ -23,8 +23,9 @@ from ..preprocessing import (
 )
 from ..samplers import SAMPLERS, auto_step_size, dense, diagonal, identity, run_chains
 from ..subsampling import SUBSAMPLING, Problem
+from ..utils import DivergenceError
 
-__all__ = ["Prepared", "prepare", "resolve", "sample"]
+__all__ = ["Prepared", "prepare", "resolve", "sample", "sample_with_retries"]
 
 
 class Prepared(NamedTuple):
@@ -119,6 +120,34 @@ def _run_group(sampler, prep, ids, streams, n_warmup, n_draws, thin, progress):
         [streams.noise[c] for c in ids], [streams.index[c] for c in ids],
         step_size=prep.step_size, precond=prep.precond, n_warmup=n_warmup,
         n_draws=n_draws, thin=thin, progress=progress, chain_ids=ids)
+
+
+_MAX_RETRIES, _RETRY_FACTOR = 3, 0.25
+
+
+def sample_with_retries(sampler, prep, streams, *, auto, **kwargs):
+    """:func:`sample`; with ``step_size="auto"``, retry smaller steps on divergence.
+
+    A chain that diverges during warm-up with the automatic step restarts
+    all chains with the step multiplied by 0.25 and fresh chain streams
+    spawned from the preprocessing stream (so still reproducible), at most
+    three times; ``info["step_size_retries"]`` records how many.  With a
+    user-given step, or after the retries, the :class:`DivergenceError`
+    propagates.
+    """
+    for retry in range(_MAX_RETRIES + 1):
+        if retry:
+            fresh = streams.prep.spawn(2 * len(streams.noise))
+            streams = streams._replace(noise=tuple(fresh[::2]), index=tuple(fresh[1::2]))
+        try:
+            draws, evals, steps, info, seconds = sample(sampler, prep, streams, **kwargs)
+            info["step_size_retries"] = retry
+            return draws, evals, steps, info, seconds
+        except DivergenceError as err:
+            if not auto or retry == _MAX_RETRIES or getattr(err, "phase", "") != "warmup":
+                raise
+            prep = prep._replace(step_size=prep.step_size * _RETRY_FACTOR)
+            prep.estimator.bind(prep.step_size, sampler, prep.precond)
 
 
 def sample(sampler, prep, streams, *, n_warmup, n_draws, thin, n_jobs, progress=None):

@@ -126,9 +126,11 @@ class _Context:
             c = bad[0]
             h = self.kernel.step_size(state)[c]
             what = "non-finite" if not finite[c] else "exploding"
-            raise DivergenceError(
+            err = DivergenceError(
                 f"Chain {self.chain_ids[c]} diverged during {phase} (step {done}): "
                 f"{what} parameters with step_size={h:.3g}. Use a smaller step_size "
                 "(or step_size='auto'), standardize X (e.g. StandardScaler), or keep "
                 "the default preconditioner."
             )
+            err.phase = phase
+            raise err
