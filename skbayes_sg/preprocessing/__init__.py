@@ -3,9 +3,20 @@
 from ._laplace import DENSE_MAX_PARAMS, laplace_covariance, whitened_curvature
 from ._mode import adam_mode, find_mode, lbfgs_mode
 from ._pilot import gradient_noise, laplace_draws, power_curvature
+from ._compress import Compression, compress
+from ._stratify import RowView, Strata, allocate_batch, group_sums, kmeans_strata, merge_strata
+from ._weights import curvature_weights, gradient_norm_weights, lipschitz_constants, mix_uniform
 
 __all__ = [
+    "Compression",
     "DENSE_MAX_PARAMS",
+    "RowView",
+    "Strata",
+    "allocate_batch",
+    "compress",
+    "group_sums",
+    "kmeans_strata",
+    "merge_strata",
     "adam_mode",
     "find_mode",
     "gradient_noise",
@@ -14,4 +25,8 @@ __all__ = [
     "lbfgs_mode",
     "power_curvature",
     "whitened_curvature",
+    "curvature_weights",
+    "gradient_norm_weights",
+    "lipschitz_constants",
+    "mix_uniform",
 ]

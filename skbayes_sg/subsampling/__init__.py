@@ -8,16 +8,29 @@ from ._control_variates import ControlVariates
 from ._index import UniformIndex
 from ._plain import Full, Uniform
 
+from ._compressed import Compressed
+from ._stratified import Stratified, StratifiedIndex
 # [imports: stratified, compressed]
+from ._adaptive import Adaptive
+from ._preferential import Preferential, PreferentialCV, PreferentialIndex
 # [imports: preferential, preferential_cv, adaptive]
+from ._ewsg import EWSG
+from ._svrg import SVRG
 # [imports: svrg, ewsg]
 
 SUBSAMPLING = {
     "uniform": Uniform,
     "full": Full,
     "control_variates": ControlVariates,
+    "stratified": Stratified,
+    "compressed": Compressed,
     # [registry: stratified, compressed]
+    "preferential": Preferential,
+    "preferential_cv": PreferentialCV,
+    "adaptive": Adaptive,
     # [registry: preferential, preferential_cv, adaptive]
+    "svrg": SVRG,
+    "ewsg": EWSG,
     # [registry: svrg, ewsg]
 }
 
@@ -30,7 +43,16 @@ __all__ = [
     "SUBSAMPLING",
     "Uniform",
     "UniformIndex",
+    "Compressed",
+    "Stratified",
+    "StratifiedIndex",
     # [all: stratified, compressed]
+    "Adaptive",
+    "Preferential",
+    "PreferentialCV",
+    "PreferentialIndex",
     # [all: preferential, preferential_cv, adaptive]
+    "EWSG",
+    "SVRG",
     # [all: svrg, ewsg]
 ]

@@ -30,20 +30,29 @@ class CVEstimator(GradientEstimator):
     def init(self, rngs, theta):
         return self.index.init(rngs, theta.shape[0])
 
-    def estimate(self, rngs, theta, state):
+    def correction(self, theta, idx, w):
+        """``(sum_B w_i m_i [∇f_i(theta) - ∇f_i(theta_hat)] (C, p), n_grad_evals)``.
+
+        ``idx`` is ``(C, b)`` (or ``(b,)`` shared by all rows of ``theta``),
+        ``w`` the index sampler's per-row weights (None for 1) and ``m_i`` the
+        row multiplicities; ``n_grad_evals`` counts ``idx.size`` (GLM) or
+        twice that.
+        """
         pb = self.problem
-        idx, w, scale, state = self.index.draw(rngs, state)
         if pb.weight is not None:
             w = pb.weight[idx] if w is None else w * pb.weight[idx]
         Xb, yb = pb.X[idx], pb.y[idx]
         if self.glm:
             r = pb.model.response(theta, Xb, yb) - self.anchor_response[idx]
-            g = pb.model.grad_from_response(r, Xb, w)
-            n = idx.size
-        else:
-            anchor = np.broadcast_to(pb.mode, theta.shape)
-            g = pb.model.grad_sum(theta, Xb, yb, w) - pb.model.grad_sum(anchor, Xb, yb, w)
-            n = 2 * idx.size
+            return pb.model.grad_from_response(r, Xb, w), idx.size
+        anchor = np.broadcast_to(pb.mode, theta.shape)
+        g = pb.model.grad_sum(theta, Xb, yb, w) - pb.model.grad_sum(anchor, Xb, yb, w)
+        return g, 2 * idx.size
+
+    def estimate(self, rngs, theta, state):
+        pb = self.problem
+        idx, w, scale, state = self.index.draw(rngs, state)
+        g, n = self.correction(theta, idx, w)
         g *= scale
         g += self.anchor_grad
         g += pb.prior.grad(theta)

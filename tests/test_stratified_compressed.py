@@ -1,0 +1,302 @@
+"""``stratified`` (CP-SG-MCMC, methods.md §3) and ``compressed`` (methods.md §10).
+
+Monte-Carlo checks use fixed seeds and tolerances of 5 standard errors per
+coordinate; each unbiasedness test also shows that a deliberately biased
+variant (every row weighted ``N/b`` instead of ``n_j/b_j``) fails the check.
+"""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_breast_cancer, load_diabetes
+from sklearn.model_selection import GridSearchCV
+from sklearn.preprocessing import StandardScaler
+
+from conftest import posterior_errors
+from skbayes_sg import BayesianLinearRegression, BayesianLogisticRegression, BayesianMLPClassifier
+from skbayes_sg.models import (
+    GaussianLinearModel,
+    GaussianPrior,
+    LogisticModel,
+    MLPModel,
+    NoisePrior,
+)
+from skbayes_sg.preprocessing import RowView, allocate_batch, compress, kmeans_strata
+from skbayes_sg.subsampling import Compressed, Problem, Stratified, StratifiedIndex
+
+D = 3
+MODELS = {
+    "binary": lambda: LogisticModel(D, 2),
+    "softmax": lambda: LogisticModel(D, 3),
+    "linear_fixed": lambda: GaussianLinearModel(D, True, noise_std=0.7),
+    "linear_inferred": lambda: GaussianLinearModel(D, True),
+    "mlp": lambda: MLPModel((D, 5, 3), "tanh"),
+}
+FAST = dict(n_warmup=60, n_draws=40, n_chains=2, random_state=0)
+
+
+def make_problem(name, n=200, seed=0, weighted=False):
+    """A small Problem with heterogeneous rows (so strata differ) and a mode."""
+    rng, model = np.random.default_rng(seed), MODELS[name]()
+    X = rng.normal(size=(n, D)) * rng.uniform(0.3, 2.0, size=(n, 1)) + rng.choice([-2, 2], (n, 1))
+    if isinstance(model, GaussianLinearModel):
+        y = X @ rng.normal(size=D) + rng.normal(size=n)
+    elif isinstance(model, LogisticModel) and model.n_classes == 2:
+        y = rng.choice([-1.0, 1.0], size=n)
+    else:
+        y = rng.integers(0, 3, size=n)
+    prec = model.prior_precision(1.0)
+    if name == "linear_inferred":
+        prec[-1] = 0.0
+        prior = NoisePrior(prec, index=-1, a=1.0, b=1.0)
+    else:
+        prior = GaussianPrior(prec)
+    w = rng.integers(1, 4, size=n).astype(float) if weighted else None
+    return Problem(model, prior, X, y, w, 0.1 * rng.normal(size=model.n_params)), rng
+
+
+def rngs_for(C, seed=0):
+    return tuple(np.random.default_rng([seed, c]) for c in range(C))
+
+
+def estimates(est, theta, n_rounds, seed=0):
+    rngs = rngs_for(theta.shape[0], seed)
+    state, out = est.init(rngs, theta), []
+    for _ in range(n_rounds):
+        g, state, _ = est.estimate(rngs, theta, state)
+        out.append(g)
+    return np.concatenate(out)
+
+
+def within_5se(samples, exact):
+    se = samples.std(axis=0, ddof=1) / np.sqrt(samples.shape[0])
+    return np.all(np.abs(samples.mean(axis=0) - exact) <= 5 * se + 1e-9 * np.abs(exact).max())
+
+
+# --------------------------------------------------------------------------- stratified
+@pytest.mark.parametrize("correction", ["plain", "cv"])
+@pytest.mark.parametrize("name, weighted", [(m, False) for m in MODELS] + [("mlp", True)])
+def test_stratified_unbiased(name, weighted, correction):
+    pb, rng = make_problem(name, weighted=weighted)
+    theta = np.tile(0.5 * rng.normal(size=pb.model.n_params), (128, 1))
+    strategy = Stratified(n_clusters=4, correction=correction)
+    est = strategy.build(pb, batch_size=12, rng=np.random.default_rng(1))
+    assert est.index.b == 12 and est.attributes["n_strata"] == 4
+    exact = pb.full_grad(theta[:1])[0]
+    assert within_5se(estimates(est, theta, 40), exact)
+    biased = strategy.build(pb, batch_size=12, rng=np.random.default_rng(1))
+    biased.index.weight_row[:] = pb.n_rows / 12  # ignores the strata
+    assert not within_5se(estimates(biased, theta, 40), exact)
+
+
+def test_stratified_index_draws_within_strata_independently():
+    labels = np.repeat([0, 1, 2], [7, 30, 13])[np.random.default_rng(0).permutation(50)]
+    alloc = np.array([2, 5, 13])  # the last stratum is taken whole every step
+    index = StratifiedIndex(labels, alloc)
+    index.n_block = 3  # force refills
+    rngs = rngs_for(2)
+    state, seen = index.init(rngs, 2), []
+    for _ in range(2000):
+        idx, w, scale, state = index.draw(rngs, state)
+        seen.append(idx)
+    seen = np.stack(seen)  # (T, C, b)
+    assert scale == 1.0 and w.shape == (2, 20)
+    np.testing.assert_allclose(w[0], np.repeat([7 / 2, 30 / 5, 1.0], alloc))
+    for j, cols in enumerate(np.split(np.arange(20), np.cumsum(alloc)[:-1])):
+        block = seen[:, :, cols]
+        assert np.all(labels[block] == j)
+        assert np.all(np.diff(np.sort(block, axis=-1), axis=-1) > 0)  # no repeats
+        freq = np.bincount(block.ravel(), minlength=50)[labels == j] / (2 * 2000)
+        np.testing.assert_allclose(freq, alloc[j] / np.sum(labels == j), atol=0.05)
+    assert (seen[:, 0] != seen[:, 1]).any() and (seen[1:] != seen[:-1]).any()
+
+
+def test_allocation_rule():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        k = int(rng.integers(1, 12))
+        n = rng.integers(1, 60, size=k)
+        v = rng.exponential(size=k) * (rng.random(k) > 0.2)  # some zero-variance strata
+        b = int(rng.integers(k, n.sum() + 1))
+        alloc = allocate_batch(n, np.sqrt(v), b)
+        assert alloc.sum() == b and np.all((alloc >= 1) & (alloc <= n))
+        free = (v > 0) & (alloc > 1) & (alloc < n)
+        if free.sum() >= 2:  # unclipped strata share one ratio b_j / (n_j sqrt v_j)
+            ratio = (alloc[free] + np.array([[-1], [1]])) / (n[free] * np.sqrt(v[free]))
+            assert ratio[1].min() >= ratio[0].max() - 1e-12
+    np.testing.assert_array_equal(allocate_batch([100, 100, 100], [1, 2, 1], 40), [10, 20, 10])
+    np.testing.assert_array_equal(allocate_batch([5, 5], [0, 0], 6), [3, 3])
+    np.testing.assert_array_equal(allocate_batch([50, 2, 50], [1, 100, 0], 30), [27, 2, 1])
+    with pytest.raises(ValueError, match="n_strata <= batch_size"):
+        allocate_batch([5, 5, 5], [1, 1, 1], 2)
+
+
+def test_strata_moments_and_batch_smaller_than_k():
+    pb, rng = make_problem("softmax", n=300)
+    strata, info = kmeans_strata(RowView(pb.X), 9, groups=pb.y, max_iter=3, rng=rng)
+    assert strata.sizes.sum() == 300 and info["kmeans_iterations"] <= 3
+    for j in range(strata.sizes.size):
+        Z = pb.X[strata.labels == j]
+        assert np.unique(pb.y[strata.labels == j]).size == 1  # within one class
+        np.testing.assert_allclose(Z.mean(0), strata.means[j])
+        np.testing.assert_allclose(((Z - Z.mean(0)) ** 2).sum(1).mean(), strata.variances[j])
+    est = Stratified(n_clusters=20).build(pb, batch_size=5, rng=rng)  # k -> b = 5
+    assert est.attributes["n_strata"] == 5 and est.attributes["batch_allocation"].sum() == 5
+    est = Stratified(n_clusters=20).build(pb, batch_size=2, rng=rng)  # 3 classes > b: merge
+    assert list(est.attributes["batch_allocation"]) == [1, 1]
+    assert est.attributes["strata_sizes"].sum() == 300
+    theta = np.tile(rng.normal(size=pb.model.n_params), (64, 1))
+    assert within_5se(estimates(est, theta, 60), pb.full_grad(theta[:1])[0])
+
+
+# --------------------------------------------------------------------------- compressed
+def test_compress_radius_contract():
+    pb, rng = make_problem("softmax", n=400)
+    X = np.vstack([pb.X, pb.X[:10]])  # duplicates
+    y = np.concatenate([pb.y, pb.y[:10]])
+    counts = []
+    for radius in [0.0, 0.2, 0.5, 1.0, 2.0, 4.0]:
+        comp = compress(RowView(X), groups=y, radius=radius)
+        assert comp.counts.sum() == X.shape[0] and np.all(comp.radii <= radius + 1e-12)
+        for j in rng.choice(comp.counts.size, 5):
+            rows = comp.labels == j
+            assert np.all(y[rows] == comp.groups[j]) and rows.sum() == comp.counts[j]
+            np.testing.assert_allclose(X[rows].mean(0), comp.centroids[j])
+            assert np.linalg.norm(X[rows] - comp.centroids[j], axis=1).max() <= radius + 1e-12
+        counts.append(comp.counts.size)
+    assert counts[0] == 400 and np.all(np.diff(counts) <= 0) and counts[-1] < 30
+    assert compress(RowView(X), groups=y, n_clusters=57).counts.size == 57
+    w = rng.integers(1, 4, size=X.shape[0]).astype(float)
+    comp = compress(RowView(X), groups=y, weight=w, radius=1.0)
+    j = 0
+    np.testing.assert_allclose(np.average(X[comp.labels == j], axis=0, weights=w[comp.labels == j]),
+                               comp.centroids[j])
+    assert comp.counts.sum() == w.sum()
+
+
+def test_compressed_kl_shrinks_with_radius(diabetes_problem):
+    X, y, s, (mean, cov) = diabetes_problem
+    prior = GaussianPrior(np.ones(X.shape[1]))
+    pb = Problem(GaussianLinearModel(X.shape[1], False, noise_std=s), prior, X, y)
+    kls, ratios = [], []
+    for radius in [0.0, 0.1, 0.2, 0.5]:
+        est = Compressed(radius=radius).build(pb, batch_size=50, rng=np.random.default_rng(0))
+        small = est.problem
+        prec = (small.X.T * small.weight) @ small.X / s**2 + np.eye(X.shape[1])
+        d = np.linalg.solve(prec, (small.X.T * small.weight) @ small.y / s**2) - mean
+        kl = 0.5 * (np.trace(prec @ cov) + d @ prec @ d - X.shape[1]
+                    - np.linalg.slogdet(prec)[1] - np.linalg.slogdet(cov)[1])
+        kls.append(kl), ratios.append(est.attributes["compression_ratio"])
+        assert est.exact and est.attributes["compression_radius"] <= radius + 1e-12
+    assert kls[0] < 1e-8 and ratios[0] == 1.0
+    assert np.all(np.diff(kls) > 0) and np.all(np.diff(ratios) < 0)
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_compressed_inner_minibatches_unbiased_for_compressed_potential(name):
+    pb, rng = make_problem(name)
+    est = Compressed(radius=0.3, inner="uniform").build(pb, batch_size=10, rng=rng)
+    assert not est.exact and est.n_data == pb.n_rows and est.problem.n_rows < pb.n_rows
+    theta = np.tile(0.5 * rng.normal(size=pb.model.n_params), (128, 1))
+    assert within_5se(estimates(est, theta, 30), est.problem.full_grad(theta[:1])[0])
+
+
+# --------------------------------------------------------------------------- exact posteriors
+def _fit(X, y, s, **kw):
+    reg = BayesianLinearRegression(noise_std=s, fit_intercept=False, prior_scale=1.0,
+                                   random_state=0, **kw)
+    return reg.fit(X, y)
+
+
+def _check(reg, mean, cov):
+    z, ratio = posterior_errors(reg.sample_posterior()["coef"], mean, cov)
+    assert z < 0.2, f"posterior-mean error {z:.3f} sd"
+    assert np.all((ratio > 0.8) & (ratio < 1.25)), f"sd ratios {np.round(ratio, 3)}"
+
+
+def test_stratified_sgld_well_conditioned(well_conditioned_problem):
+    X, y, s, (mean, cov) = well_conditioned_problem
+    reg = _fit(X, y, s, sampler="sgld", subsampling="stratified", preconditioner=None,
+               n_warmup=2000, n_draws=20_000, thin=5)
+    _check(reg, mean, cov)
+
+
+@pytest.mark.parametrize("problem", ["diabetes_problem", "correlated_problem"])
+def test_stratified_cv_ill_conditioned_defaults(problem, request):
+    X, y, s, (mean, cov) = request.getfixturevalue(problem)
+    _check(_fit(X, y, s, subsampling=Stratified(correction="cv")), mean, cov)
+
+
+@pytest.mark.parametrize("kw", [{"sampler": "hmc"}, {}], ids=["hmc", "default-sampler"])
+def test_compressed_radius_zero_is_exact(kw, diabetes_problem):
+    X, y, s, (mean, cov) = diabetes_problem
+    reg = _fit(X, y, s, subsampling=Compressed(radius=0.0), **kw)
+    assert reg.n_centroids_ == X.shape[0] and reg.compression_ratio_ == 1.0
+    _check(reg, mean, cov)
+
+
+# --------------------------------------------------------------------------- estimators
+@pytest.fixture(scope="module")
+def cancer():
+    X, y = load_breast_cancer(return_X_y=True)
+    return StandardScaler().fit_transform(X)[::2], y[::2]
+
+
+@pytest.mark.parametrize("sub", ["stratified", Stratified(n_clusters=5, features="x")],
+                         ids=["string", "object"])
+def test_stratified_through_all_estimators(sub, cancer):
+    X, y = cancer
+    Xd, yd = load_diabetes(return_X_y=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fits = [BayesianLogisticRegression(subsampling=sub, **FAST).fit(X, y),
+                BayesianLinearRegression(subsampling=sub, **FAST).fit(
+                    StandardScaler().fit_transform(Xd), (yd - yd.mean()) / yd.std()),
+                BayesianMLPClassifier(hidden_layer_sizes=(8,), subsampling=sub, **FAST).fit(X, y)]
+    k = 20 if isinstance(sub, str) else 5
+    for est, n_rows in zip(fits, [X.shape[0], Xd.shape[0], X.shape[0]]):
+        assert est.n_strata_ == k and est.batch_allocation_.sum() == 100
+        assert est.strata_sizes_.sum() == n_rows
+        assert {"kmeans_seconds", "kmeans_inertia", "kmeans_iterations"} <= set(est.preprocessing_)
+        assert np.isfinite(est.draws_).all()
+
+
+def test_grid_search_n_clusters_and_samplers(cancer):
+    X, y = cancer
+    est = BayesianLogisticRegression(subsampling=Stratified(), sampler="sgld", **FAST)
+    grid = GridSearchCV(est, {"subsampling__n_clusters": [2, 8]}, cv=2).fit(X, y)
+    assert grid.best_params_["subsampling__n_clusters"] in (2, 8)
+    assert grid.best_estimator_.n_strata_ in (2, 8) and est.subsampling.n_clusters == 20
+    with pytest.raises(ValueError, match="exact full-data gradient"):
+        BayesianLogisticRegression(sampler="hmc", subsampling="stratified", **FAST).fit(X, y)
+    for sampler in ["psgld", "sgnht"]:
+        BayesianLogisticRegression(sampler=sampler, subsampling="stratified", **FAST).fit(X, y)
+
+
+def test_compressed_through_estimators(cancer):
+    X, y = cancer
+    clf = BayesianLogisticRegression(sampler="hmc", subsampling="compressed", **FAST).fit(X, y)
+    assert clf.n_centroids_ == math.ceil(0.1 * X.shape[0])
+    assert clf.compression_ratio_ == clf.n_centroids_ / X.shape[0]
+    assert clf.compression_radius_ > 0 and "compression_seconds" in clf.preprocessing_
+    assert clf.score(X, y) > 0.9
+    mlp = BayesianMLPClassifier(hidden_layer_sizes=(8,), subsampling=Compressed(
+        radius=0.3, inner="stratified"), **FAST).fit(X, y)
+    assert mlp.compression_ratio_ < 1 and mlp.n_strata_ >= 1
+    with pytest.raises(ValueError, match="exact full-data gradient"):
+        BayesianLogisticRegression(sampler="hmc", subsampling=Compressed(inner="uniform"),
+                                   **FAST).fit(X, y)
+    with pytest.raises(ValueError, match="inner must be"):
+        BayesianLogisticRegression(subsampling=Compressed(inner="compressed"), **FAST).fit(X, y)
+
+
+def test_one_sample_fit_and_bad_hyperparameters():
+    X, y = np.array([[0.5, -1.0]]), np.array([1.3])
+    for sub in ["stratified", Stratified(correction="cv"), "compressed"]:
+        BayesianLinearRegression(subsampling=sub, **FAST).fit(X, y)
+    with pytest.raises(ValueError, match="n_clusters"):
+        BayesianLinearRegression(subsampling=Stratified(n_clusters=0), **FAST).fit(X, y)
+    with pytest.raises(ValueError, match="radius"):
+        BayesianLinearRegression(subsampling=Compressed(radius=-1.0), **FAST).fit(X, y)
