@@ -16,13 +16,14 @@ from ..subsampling import SUBSAMPLING, BaseStrategy, Problem
 from ..utils import ConvergenceWarning, make_rng, make_streams
 from ._fit import check_combination, prepare, resolve, sample_with_retries
 from ._progress import make_progress
+from ._report import _ReportMixin
 
 __all__ = ["_BaseSGMCMC"]
 
 RHAT_WARN, ESS_WARN = 1.1, 20
 
 
-class _BaseSGMCMC(BaseEstimator):
+class _BaseSGMCMC(_ReportMixin, BaseEstimator):
     """Shared ``fit``, ``sample_posterior`` and parameter handling.
 
     Subclasses define ``_make_model(n_features, n_outputs)``,
@@ -81,16 +82,21 @@ class _BaseSGMCMC(BaseEstimator):
                        preconditioner=self.preconditioner, n_chains=self.n_chains,
                        streams=streams, dispersion=self._init_dispersion)
         t1 = time.perf_counter()
+        progress = make_progress(self.verbose)
+        if progress is not None:
+            progress.preprocessed(prep.info, t1 - t0, prep.step_size, self.n_chains)
         draws, evals, steps, info, seconds = sample_with_retries(
             sampler, prep, streams,
             auto=self.step_size == "auto", n_warmup=self.n_warmup, n_draws=self.n_draws,
-            thin=self.thin, n_jobs=self.n_jobs, progress=make_progress(self.verbose))
+            thin=self.thin, n_jobs=self.n_jobs, progress=progress)
         self.model_, self.prior_, self.draws_, self.mode_ = model, prior, draws, prep.mode
         self.preprocessing_ = prep.info
         for key, value in prep.estimator.attributes.items():
             setattr(self, f"{key}_", value)
         self._set_diagnostics(prep, evals, steps, info, t1 - t0, seconds, X.shape[0])
         self._store_summaries()
+        if progress is not None:
+            progress.finished(self.diagnostics_)
         return self
 
     def _make_prior(self, model, y):

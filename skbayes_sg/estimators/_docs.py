@@ -39,7 +39,12 @@ default=see signature
         Seeds everything (one Generator, spawned streams in a fixed order:
         preprocessing, initial points, then per chain noise and minibatches).
     verbose : int, default=0
-        Print warm-up and sampling progress (steps, rate, ETA) when > 0.
+        Progress on stdout.  ``0``: silent (the sampling loop pays nothing).
+        ``1``: one line after the preprocessing; per phase (warm-up, sampling)
+        and chain group about ten lines with the chain ids, steps done, rate
+        (steps/s), elapsed time and ETA; one line at the end with the cost and
+        the worst R-hat / ESS.  ``2``: a line per block of steps (up to 256)
+        and the preprocessing details.
 """
 
 COMMON_ATTRIBUTES = """\
@@ -63,4 +68,53 @@ COMMON_ATTRIBUTES = """\
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Names of features seen during fit (only when X has string names).
+"""
+
+REPORT_NOTES = """\
+    After ``fit``, :meth:`summary` reports the posterior per parameter group
+    (mean, sd, quantiles, bulk/tail ESS, split R-hat), the cost and, in plain
+    words, any convergence problem; :meth:`stein_discrepancy` measures the
+    draws against the exact posterior's score on the training data (no
+    reference run needed); :meth:`to_inference_data` exports the draws to
+    ArviZ (optional dependency).
+"""
+
+REFERENCES = """\
+    Welling, M. and Teh, Y. W. (2011). Bayesian learning via stochastic
+    gradient Langevin dynamics. ICML.
+
+    Chen, T., Fox, E. and Guestrin, C. (2014). Stochastic gradient
+    Hamiltonian Monte Carlo. ICML.
+
+    Ding, N., Fang, Y., Babbush, R., Chen, C., Skeel, R. D. and Neven, H.
+    (2014). Bayesian sampling using stochastic gradient thermostats. NeurIPS.
+
+    Li, C., Chen, C., Carlson, D. and Carin, L. (2016). Preconditioned
+    stochastic gradient Langevin dynamics for deep neural networks. AAAI.
+
+    Baker, J., Fearnhead, P., Fox, E. B. and Nemeth, C. (2019). Control
+    variates for stochastic gradient MCMC. Statistics and Computing 29.
+
+    Fu, T. and Zhang, Z. (2017). CPSG-MCMC: Clustering-based preprocessing
+    method for stochastic gradient MCMC. AISTATS.
+
+    Chen, C., Wang, W., Zhang, Y., Su, Q. and Carin, L. (2017). A convergence
+    analysis for a class of practical variance-reduction stochastic gradient
+    MCMC. arXiv:1709.01180.
+
+    Li, R., Wang, X., Zha, H. and Tao, M. (2020). Improving sampling accuracy
+    of stochastic gradient MCMC methods via non-uniform subsampling of
+    gradients. arXiv:2002.08949.
+
+    Song, Q. (2022). Approximate inference via clustering.
+
+    Putcha, S., Nemeth, C. and Fearnhead, P. (2023). Preferential subsampling
+    for stochastic gradient Langevin dynamics. AISTATS.
+
+    Vehtari, A., Gelman, A., Simpson, D., Carpenter, B. and Bürkner, P.-C.
+    (2021). Rank-normalization, folding, and localization: an improved R-hat
+    for assessing convergence of MCMC. Bayesian Analysis 16(2).
+
+    Gorham, J. and Mackey, L. (2017). Measuring sample quality with kernels.
+    ICML.
 """

@@ -147,6 +147,8 @@ def sample_with_retries(sampler, prep, streams, *, auto, **kwargs):
             if not auto or retry == _MAX_RETRIES or getattr(err, "phase", "") != "warmup":
                 raise
             prep = prep._replace(step_size=prep.step_size * _RETRY_FACTOR)
+            if kwargs.get("progress") is not None:
+                kwargs["progress"].write(f"{err} Retrying with step_size={prep.step_size:.3g}.")
             prep.estimator.bind(prep.step_size, sampler, prep.precond)
 
 
@@ -165,7 +167,7 @@ def sample(sampler, prep, streams, *, n_warmup, n_draws, thin, n_jobs, progress=
         traces = [_run_group(sampler, prep, groups[0], streams, n_warmup, n_draws, thin, progress)]
     else:
         traces = Parallel(n_jobs=n_groups)(
-            delayed(_run_group)(sampler, prep, g, streams, n_warmup, n_draws, thin, None)
+            delayed(_run_group)(sampler, prep, g, streams, n_warmup, n_draws, thin, progress)
             for g in groups)
     seconds = time.perf_counter() - start
     draws = np.concatenate([t.draws for t in traces])

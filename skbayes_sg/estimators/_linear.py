@@ -10,7 +10,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..models import GaussianLinearModel, GaussianPrior, NoisePrior
 from ..utils import make_rng
 from ._base import _BaseSGMCMC
-from ._docs import COMMON_ATTRIBUTES, COMMON_PARAMETERS
+from ._docs import COMMON_ATTRIBUTES, COMMON_PARAMETERS, REFERENCES, REPORT_NOTES
 
 __all__ = ["BayesianLinearRegression"]
 
@@ -52,19 +52,23 @@ class BayesianLinearRegression(RegressorMixin, _BaseSGMCMC):
     See Also
     --------
     sklearn.linear_model.BayesianRidge : conjugate evidence-maximisation.
-    BayesianLogisticRegression
+    sklearn.compose.TransformedTargetRegressor : standardize the target.
+    BayesianLogisticRegression, BayesianMLPClassifier
 
     Notes
     -----
     With ``noise_std`` fixed the posterior is Gaussian,
     ``Sigma = (X1'X1 / sigma^2 + P)^-1``, ``mu = Sigma X1'y / sigma^2``; the
-    test-suite checks the sampler's draws against it.
+    test-suite checks the sampler's draws against it.  ``predict(X,
+    return_std=True)`` is the posterior-predictive sd (parameter uncertainty
+    plus noise, like ``BayesianRidge``); unlike ``BayesianRidge`` the draws
+    also give the intercept's and the noise level's uncertainty
+    (``sample_posterior()["intercept"]``).
 
+{REPORT_NOTES}
     References
     ----------
-    Welling, M. and Teh, Y. W. (2011). Bayesian learning via stochastic
-    gradient Langevin dynamics. ICML.
-
+{REFERENCES}
     Examples
     --------
     >>> import numpy as np
@@ -78,6 +82,10 @@ class BayesianLinearRegression(RegressorMixin, _BaseSGMCMC):
     >>> mean, std = reg.predict(X[:2], return_std=True)
     >>> std.shape
     (2,)
+    >>> reg.sample_y(X[:2], n_samples=5, random_state=0).shape
+    (2, 5)
+    >>> sorted(reg.summary().groups)
+    ['coef', 'intercept', 'noise_std']
     """
 
     _parameter_constraints: dict = {

@@ -6,7 +6,7 @@ from sklearn.base import ClassifierMixin
 from ..models import LogisticModel
 from ._base import _BaseSGMCMC
 from ._classifier import _ClassifierMixin
-from ._docs import COMMON_PARAMETERS, COMMON_ATTRIBUTES
+from ._docs import COMMON_ATTRIBUTES, COMMON_PARAMETERS, REFERENCES, REPORT_NOTES
 
 __all__ = ["BayesianLogisticRegression"]
 
@@ -41,6 +41,7 @@ class BayesianLogisticRegression(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC)
     --------
     sklearn.linear_model.LogisticRegression : point estimate.
     BayesianLinearRegression, BayesianMLPClassifier
+    skbayes_sg.diagnostics.summarize : the summary table of any draws array.
 
     Notes
     -----
@@ -51,14 +52,10 @@ class BayesianLogisticRegression(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC)
     small minibatch: control-variate noise vanishes near the mode, and the
     preconditioner makes every direction equally easy.
 
+{REPORT_NOTES}
     References
     ----------
-    Baker, J., Fearnhead, P., Fox, E. B. and Nemeth, C. (2019). Control
-    variates for stochastic gradient MCMC. Statistics and Computing 29.
-
-    Chen, T., Fox, E. and Guestrin, C. (2014). Stochastic gradient
-    Hamiltonian Monte Carlo. ICML.
-
+{REFERENCES}
     Examples
     --------
     >>> from sklearn.datasets import load_breast_cancer
@@ -72,6 +69,11 @@ class BayesianLogisticRegression(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC)
     (2, 2)
     >>> round(clf.score(X, y), 2) > 0.95
     True
+    >>> report = clf[-1].summary()
+    >>> list(report.groups), report["coef"]["sd"].shape
+    (['coef', 'intercept'], (1, 30))
+    >>> print(report)  # doctest: +SKIP
+    BayesianLogisticRegression: 4 chains x 1000 draws, 31 parameters; ...
     """
 
     def __init__(self, *, prior_scale=1.0, fit_intercept=True, sampler="sghmc",

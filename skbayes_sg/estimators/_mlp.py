@@ -8,7 +8,7 @@ from sklearn.utils._param_validation import StrOptions
 from ..models import MLPModel
 from ._base import _BaseSGMCMC
 from ._classifier import _ClassifierMixin
-from ._docs import COMMON_ATTRIBUTES, COMMON_PARAMETERS
+from ._docs import COMMON_ATTRIBUTES, COMMON_PARAMETERS, REFERENCES, REPORT_NOTES
 
 __all__ = ["BayesianMLPClassifier"]
 
@@ -45,7 +45,7 @@ class BayesianMLPClassifier(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC):
     See Also
     --------
     sklearn.neural_network.MLPClassifier : point estimate.
-    BayesianLogisticRegression
+    BayesianLogisticRegression, BayesianLinearRegression
 
     Notes
     -----
@@ -60,16 +60,14 @@ class BayesianMLPClassifier(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC):
     of a neural network is multimodal and weakly identified: chains started
     near the optimiser's solution drift to different regions, so per-weight
     R-hat rarely approaches 1 and a ``ConvergenceWarning`` says so; the
-    predictions average over all chains.
+    predictions average over all chains.  :meth:`summary` stays fast for
+    large layers: it prints the five weights with the highest R-hat per
+    large group and reuses the ESS and R-hat computed in ``fit``.
 
+{REPORT_NOTES}
     References
     ----------
-    Chen, T., Fox, E. and Guestrin, C. (2014). Stochastic gradient
-    Hamiltonian Monte Carlo. ICML.
-
-    Fu, T. and Zhang, Z. (2017). CPSG-MCMC: Clustering-based preprocessing
-    method for stochastic gradient MCMC. AISTATS.
-
+{REFERENCES}
     Examples
     --------
     >>> from sklearn.datasets import load_iris
@@ -81,6 +79,10 @@ class BayesianMLPClassifier(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC):
     ...     hidden_layer_sizes=(16,), n_draws=50, random_state=0)).fit(X, y)
     >>> clf.predict_proba(X[:3]).shape
     (3, 3)
+    >>> [w.shape for w in clf[-1].coefs_]
+    [(4, 16), (16, 3)]
+    >>> clf[-1].draws_.shape
+    (2, 50, 131)
     """
 
     _parameter_constraints: dict = {

@@ -1,29 +1,122 @@
-"""Plain progress lines for ``verbose=1``: phase, steps, rate and ETA."""
+"""Plain progress lines for ``verbose``: phase, chains, steps, rate and ETA.
+
+``verbose=0`` is silent: :func:`make_progress` returns None and the sampling
+loop pays nothing.  ``verbose=1`` prints, per phase (warm-up, sampling) and
+chain group, about ten lines (one per 10% of the steps) plus one line after
+the preprocessing and one at the end of ``fit``.  ``verbose>=2`` prints a line
+after every block of steps and more detail on the preprocessing.  The
+callback runs once per block of up to 256 steps, never per step.
+"""
 
 import sys
 
-__all__ = ["make_progress"]
+import numpy as np
+
+__all__ = ["Progress", "make_progress"]
+
+_PREFIX = "[skbayes_sg]"
+
+
+def format_seconds(seconds):
+    """``0.42 -> "0.4s"``, ``75 -> "1m15s"``, ``4000 -> "1h06m"``."""
+    if seconds != seconds or seconds == float("inf"):
+        return "?"
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, sec = divmod(int(round(seconds)), 60)
+    if minutes < 60:
+        return f"{minutes}m{sec:02d}s"
+    return f"{minutes // 60}h{minutes % 60:02d}m"
+
+
+def chain_label(chains):
+    """``[0, 1, 2, 3] -> "chains 0-3"``, ``[2] -> "chain 2"``, ``[0, 2] -> "chains 0,2"``."""
+    if chains is None:
+        return "chains"
+    ids = [int(c) for c in chains]
+    if len(ids) == 1:
+        return f"chain {ids[0]}"
+    if ids == list(range(ids[0], ids[0] + len(ids))):
+        return f"chains {ids[0]}-{ids[-1]}"
+    return "chains " + ",".join(map(str, ids))
+
+
+class Progress:
+    """Callable ``progress(phase, done, total, seconds, chains=None)``.
+
+    Picklable (the stream is looked up at call time unless given), so chain
+    groups running in joblib workers report too.
+
+    Parameters
+    ----------
+    verbose : int
+        1: about ten lines per phase; 2 or more: a line per block.
+    stream : file-like, optional
+        Where to write; default ``sys.stdout`` at the time of the call.
+    """
+
+    def __init__(self, verbose, stream=None):
+        self.verbose = int(verbose)
+        self.stream = stream
+        self._last = {}
+
+    def write(self, text):
+        """Print one line with the package prefix."""
+        print(f"{_PREFIX} {text}", file=self.stream or sys.stdout, flush=True)
+
+    def __call__(self, phase, done, total, seconds, chains=None):
+        key = (phase, None if chains is None else tuple(int(c) for c in chains))
+        tenth = (10 * done) // max(total, 1)
+        previous = self._last.get(key)
+        if previous is not None and done <= previous[0]:
+            previous = None  # a restarted run (e.g. after a step-size retry)
+        if self.verbose < 2 and previous is not None and previous[1] == tenth and done < total:
+            return
+        self._last[key] = (done, tenth)
+        rate = done / max(seconds, 1e-9)
+        eta = (total - done) / rate if rate > 0 else float("nan")
+        pct = 100 * done // max(total, 1)
+        self.write(f"{chain_label(chains)} | {phase:<8} {pct:3d}% {done:>{len(str(total))}}/{total}"
+                   f" steps | {rate:,.0f} steps/s | elapsed {format_seconds(seconds)}"
+                   f" | ETA {format_seconds(eta)}")
+
+    def preprocessed(self, info, seconds, step_size, n_chains):
+        """One line after the preprocessing (more with ``verbose>=2``)."""
+        chains = f"{n_chains} chain" + ("s" if n_chains != 1 else "")
+        self.write(f"preprocessing done in {format_seconds(seconds)} "
+                   f"({info['preprocessing_grad_evals']:,} gradient evaluations); "
+                   f"step size {step_size:.3g}; running {chains}")
+        if self.verbose >= 2:
+            extra = {k: v for k, v in info.items() if k != "preprocessing_grad_evals"}
+            self.write("preprocessing details: " + ", ".join(
+                f"{k}={_short(v)}" for k, v in extra.items()))
+
+    def finished(self, diagnostics):
+        """One line at the end of ``fit``: cost and the worst R-hat / ESS."""
+        d = diagnostics
+        self.write(f"done: sampling {format_seconds(d['sampling_seconds'])}, "
+                   f"{d['n_grad_evals']:,} gradient evaluations ({d['data_passes']:.1f} data "
+                   f"passes); max R-hat {_nanmax(d['rhat']):.3f}, "
+                   f"min bulk ESS {_nanmin(d['ess']):.0f}; see summary()")
+
+
+def _nanmax(a):
+    return float(np.nanmax(a)) if np.isfinite(a).any() else float("nan")
+
+
+def _nanmin(a):
+    return float(np.nanmin(a)) if np.isfinite(a).any() else float("nan")
+
+
+def _short(value):
+    try:
+        return f"{float(value):.3g}"
+    except (TypeError, ValueError):
+        return type(value).__name__
 
 
 def make_progress(verbose, stream=None):
-    """A ``progress(phase, done, total, seconds)`` callback, or None if quiet.
-
-    Called once per block of steps (never per step), it prints at most about
-    ten lines per phase.
-    """
+    """A :class:`Progress` callback, or None when ``verbose`` is falsy."""
     if not verbose:
         return None
-    out = stream if stream is not None else sys.stdout
-    last = {}
-
-    def progress(phase, done, total, seconds):
-        decile = (10 * done) // max(total, 1)
-        if last.get(phase) == decile and done < total:
-            return
-        last[phase] = decile
-        rate = done / max(seconds, 1e-9)
-        eta = (total - done) / rate if rate > 0 else float("nan")
-        print(f"[skbayes_sg] {phase}: {done}/{total} steps, "
-              f"{rate:,.0f} steps/s, ETA {eta:.1f}s", file=out, flush=True)
-
-    return progress
+    return Progress(verbose, stream)

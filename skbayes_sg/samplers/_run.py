@@ -56,7 +56,7 @@ def run_chains(sampler, estimator, theta0, noise_rngs, index_rngs, *, step_size,
         A chain runs ``n_warmup + n_draws * thin`` steps and keeps every
         ``thin``-th step after warm-up.
     progress : callable, optional
-        ``progress(phase, done, total, seconds)`` after every block
+        ``progress(phase, done, total, seconds, chain_ids)`` after every block
         (seconds since the phase started).
     chain_ids : sequence of int, optional
         Global chain numbers, for error messages.
@@ -113,7 +113,8 @@ class _Context:
             done += n
             self._check(state, phase, done)
             if self.progress is not None:
-                self.progress(phase, done, n_steps, time.perf_counter() - t_phase)
+                self.progress(phase, done, n_steps, time.perf_counter() - t_phase,
+                              self.chain_ids)
         return state, est_state
 
     def _check(self, state, phase, done):

@@ -1,0 +1,147 @@
+"""``PosteriorSummary``: what ``summary()`` returns, and its warnings in plain words."""
+
+import numpy as np
+
+from ..diagnostics import format_table
+from ._progress import format_seconds
+
+__all__ = ["PosteriorSummary", "convergence_warnings"]
+
+RHAT_MAX = 1.01  # Vehtari et al. (2021)
+ESS_PER_CHAIN = 100  # ... and at least 100 effective draws per chain
+_WORST = 5  # rows printed for a group larger than max_rows
+
+
+def _count(mask, what, n_total):
+    return f"{what} for {int(mask.sum())} of {n_total} parameters"
+
+
+def convergence_warnings(columns, n_chains, n_draws, diagnostics, hint=""):
+    """Plain-language warnings from pooled summary columns and ``diagnostics_``.
+
+    Parameters
+    ----------
+    columns : dict of str to ndarray
+        ``"rhat"``, ``"ess_bulk"``, ``"ess_tail"`` over all parameters.
+    n_chains, n_draws : int
+    diagnostics : dict
+        The estimator's ``diagnostics_``.
+    hint : str, optional
+        Appended to the R-hat warning (e.g. the MLP's identifiability note).
+
+    Returns
+    -------
+    warnings : list of str
+        Empty when every R-hat is below 1.01 and every bulk and tail ESS is at
+        least 100 per chain.
+    """
+    out = _chain_warnings(columns, ESS_PER_CHAIN * n_chains, hint)
+    if np.all(np.isnan(columns["rhat"])):
+        out.append(f"ESS and R-hat are undefined (only {n_draws} draws per chain or "
+                   "constant draws): increase n_draws.")
+    retries = int(diagnostics.get("step_size_retries", 0))
+    if retries:
+        out.append(f"the automatic step size diverged in warm-up and was divided by 4 "
+                   f"{retries} time(s); consider standardizing X.")
+    divergent = int(np.sum(diagnostics.get("n_divergent", 0)))
+    if divergent:
+        out.append(f"{divergent} divergent HMC transitions: the posterior has regions "
+                   "the step size cannot follow; try a smaller step_size.")
+    return out
+
+
+def _chain_warnings(columns, ess_min, hint):
+    """R-hat, bulk-ESS and tail-ESS warnings."""
+    out, n = [], columns["rhat"].size
+    rhat, bulk, tail = columns["rhat"], columns["ess_bulk"], columns["ess_tail"]
+    with np.errstate(invalid="ignore"):
+        bad_rhat, bad_bulk, bad_tail = rhat > RHAT_MAX, bulk < ess_min, tail < ess_min
+    if bad_rhat.any():
+        out.append(f"{_count(bad_rhat, f'R-hat above {RHAT_MAX}', n)} (max "
+                   f"{np.nanmax(rhat):.3f}): the chains disagree; run longer "
+                   f"(increase n_warmup and n_draws).{hint}")
+    if bad_bulk.any():
+        out.append(f"{_count(bad_bulk, f'bulk ESS below {ess_min}', n)} (min "
+                   f"{np.nanmin(bulk):.0f}): posterior means carry a Monte-Carlo error above "
+                   f"{100 / np.sqrt(ess_min):.0f}% of a posterior sd; run longer "
+                   "(increase n_draws).")
+    if bad_tail.any():
+        out.append(f"{_count(bad_tail, f'tail ESS below {ess_min}', n)} (min "
+                   f"{np.nanmin(tail):.0f}): the 5% and 95% quantiles are unreliable; "
+                   "run longer (increase n_draws).")
+    return out
+
+
+class PosteriorSummary:
+    """Posterior summary per parameter group, cost, and warnings.
+
+    Attributes
+    ----------
+    groups : dict of str to dict of str to ndarray
+        ``groups[name][column]`` has the shape of the parameter group (e.g.
+        ``groups["coef"]["mean"]`` is shaped like ``coef_``); columns are
+        ``"mean"``, ``"sd"``, one per quantile (``"q5"``, ``"q50"``,
+        ``"q95"``), ``"ess_bulk"``, ``"ess_tail"`` and ``"rhat"``.
+    cost : dict
+        ``"seconds"``, ``"preprocessing_seconds"``, ``"sampling_seconds"``,
+        ``"n_grad_evals"``, ``"data_passes"``.
+    warnings : list of str
+        Convergence problems in plain words (empty when none were found).
+    header : str
+        One line describing the run.
+    """
+
+    def __init__(self, groups, cost, warnings, header, max_rows=30):
+        self.groups, self.cost, self.warnings = groups, cost, list(warnings)
+        self.header, self.max_rows = header, max_rows
+
+    def __getitem__(self, name):
+        return self.groups[name]
+
+    def __contains__(self, name):
+        return name in self.groups
+
+    @property
+    def converged(self):
+        """True when there are no warnings."""
+        return not self.warnings
+
+    def group_table(self, name, max_rows=None):
+        """The plain-text table of one group (its 5 worst R-hats if it is large)."""
+        cols = self.groups[name]
+        shape = next(iter(cols.values())).shape
+        labels = [name + (f"[{','.join(map(str, i))}]" if i else "") for i in np.ndindex(shape)]
+        flat = {k: np.ravel(v) for k, v in cols.items()}
+        max_rows = self.max_rows if max_rows is None else max_rows
+        title = f"{name} {shape}" if shape else name
+        if len(labels) <= max_rows:
+            return f"{title}\n{format_table(flat, labels)}"
+        order = np.argsort(-np.nan_to_num(flat["rhat"], nan=np.inf), kind="stable")[:_WORST]
+        worst = {k: v[order] for k, v in flat.items()}
+        return (f"{title}: {len(labels)} parameters, the {_WORST} with the highest R-hat "
+                f"(min bulk ESS {np.nanmin(flat['ess_bulk']):.0f}, max R-hat "
+                f"{np.nanmax(flat['rhat']):.3f})\n"
+                + format_table(worst, [labels[i] for i in order]))
+
+    def __str__(self):
+        c = self.cost
+        parts = [self.header, ""]
+        parts += [self.group_table(name) + "\n" for name in self.groups]
+        parts.append(f"cost: {format_seconds(c['seconds'])} (preprocessing "
+                     f"{format_seconds(c['preprocessing_seconds'])}, sampling "
+                     f"{format_seconds(c['sampling_seconds'])}), {c['n_grad_evals']:,} "
+                     f"gradient evaluations = {c['data_passes']:.1f} data passes")
+        if self.warnings:
+            parts.append("warnings:")
+            parts += [f"  * {w}" for w in self.warnings]
+        else:
+            parts.append(f"no warnings: every R-hat <= {RHAT_MAX} and every bulk and "
+                         f"tail ESS >= {ESS_PER_CHAIN} per chain.")
+        return "\n".join(parts)
+
+    def __repr__(self):
+        return str(self)
+
+    def to_dict(self):
+        """``{"groups": ..., "cost": ..., "warnings": ...}`` (plain containers)."""
+        return {"groups": self.groups, "cost": dict(self.cost), "warnings": list(self.warnings)}
