@@ -43,9 +43,40 @@ def _split(arrays):
     return Xtr, ytr, Xte, yte
 
 
-def load(name, data_dir=None):
-    """Standardized ``(X_train, y_train, X_test, y_test, task)`` of data set ``name``."""
+_BINARY = {"a9a", "w8a", "ijcnn1", "covtype_binary_subset20k"}
+
+
+def _bundled(name):
+    """A data set shipped with scikit-learn standing in for ``name`` (``--quick`` only)."""
+    import sklearn.datasets as ds
+
+    task = TASKS.get(name, "classification")
+    loader = (ds.load_diabetes if task == "regression" else
+              ds.load_breast_cancer if name in _BINARY else ds.load_digits)
+    X, y = loader(return_X_y=True)
+    print(f"[data] {name}.npz not found; --quick uses scikit-learn's bundled "
+          f"{loader.__name__[5:]} instead", flush=True)
+    return {"X": X, "y": y}
+
+
+def _cap(Xtr, ytr, Xte, yte, max_rows):
+    """The first ``max_rows`` training rows (and a quarter as many test rows)."""
+    if max_rows is None:
+        return Xtr, ytr, Xte, yte
+    n_test = max(max_rows // 4, 1)
+    return Xtr[:max_rows], ytr[:max_rows], Xte[:n_test], yte[:n_test]
+
+
+def load(name, data_dir=None, *, quick=False, max_rows=None):
+    """Standardized ``(X_train, y_train, X_test, y_test, task)`` of data set ``name``.
+
+    With ``quick=True`` a missing file is replaced by a scikit-learn bundled
+    set of the same task (so smoke runs never need the data directory), and
+    ``max_rows`` caps the training rows.
+    """
     arrays = load_npz(name, data_dir)
+    if arrays is None and quick:
+        arrays = _bundled(name)
     if arrays is None:
         try:
             arrays = _fetch(name)
@@ -53,7 +84,7 @@ def load(name, data_dir=None):
             raise RuntimeError(
                 f"Data set {name!r} not found: pass --data-dir or set SKBAYES_SG_DATA to a "
                 f"folder with {name}.npz (see ../shared/datasets/README.md).") from exc
-    Xtr, ytr, Xte, yte = _split(arrays)
+    Xtr, ytr, Xte, yte = _cap(*_split(arrays), max_rows)
     scaler = StandardScaler().fit(np.asarray(Xtr, dtype=float))
     Xtr, Xte = scaler.transform(Xtr), scaler.transform(Xte)
     task = TASKS.get(name, "classification")

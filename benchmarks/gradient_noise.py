@@ -72,8 +72,8 @@ def measure(strategy, problem, thetas, b, n_repeats, step_size, seed=0):
     return sq / n_est, evals / n_est, build_s, est.preprocessing_evals
 
 
-def run_dataset(name, data_dir, fractions, n_positions, n_repeats):
-    X, y, _, _, task = load(name, data_dir)
+def run_dataset(name, data_dir, fractions, n_positions, n_repeats, quick=False):
+    X, y, _, _, task = load(name, data_dir, quick=quick)
     problem, thetas, h = posterior_problem(X, y, task, n_positions)
     N, table, details = X.shape[0], {}, {}
     for sname, cls in SUBSAMPLING.items():
@@ -102,11 +102,12 @@ def markdown(results, details, sizes, args):
     for name, table in results.items():
         fr = sorted(next(iter(table.values())))
         lines += [f"### {name} (N = {sizes[name]:,})", "",
-                  "| strategy | " + " | ".join(f"f = {f}" for f in fr) + " | build s (f=0.01) |",
-                  "|---|" + "---|" * (len(fr) + 1)]
+                  "| strategy | " + " | ".join(f"f = {f}" for f in fr) + " | build s | build grad evals (data passes) |",
+                  "|---|" + "---|" * (len(fr) + 2)]
         for sname, row in table.items():
             d = details[name][sname].get(0.01, details[name][sname][fr[0]])
-            build = f"{d[2]:.2f}" if isinstance(d, tuple) else "-"
+            build = (f"{d[2]:.2f} | {d[3]:,} ({d[3] / sizes[name]:.1f})" if isinstance(d, tuple)
+                     else "- | -")
             cells = [f"{row[f]:.3g}" if f in row else "error" for f in fr]
             lines.append(f"| {sname} | " + " | ".join(cells) + f" | {build} |")
         lines.append("")
@@ -127,7 +128,7 @@ def main():
     results, details, sizes = {}, {}, {}
     for name in names:
         results[name], details[name], sizes[name] = run_dataset(
-            name, args.data_dir, fractions, args.positions, args.repeats)
+            name, args.data_dir, fractions, args.positions, args.repeats, args.quick)
     text = markdown(results, details, sizes, args)
     print(text)
     write_markdown(args.markdown, text)
