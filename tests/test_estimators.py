@@ -16,6 +16,7 @@ from skbayes_sg import (
     BayesianMLPClassifier,
 )
 from skbayes_sg.samplers import SGHMC
+from skbayes_sg.utils import ConvergenceWarning
 
 FAST = dict(n_warmup=100, n_draws=100, n_chains=2, random_state=0)
 
@@ -139,3 +140,21 @@ def test_float32_input_stays_float32(cancer):
     X, y = cancer
     clf = BayesianLogisticRegression(**FAST).fit(X.astype(np.float32), y)
     assert clf.predict_proba(X.astype(np.float32)).shape == (X.shape[0], 2)
+
+
+def test_too_few_draws_warns_and_reports_nan(cancer):
+    X, y = cancer
+    with pytest.warns(ConvergenceWarning, match="need at least 4"):
+        clf = BayesianLogisticRegression(n_warmup=50, n_draws=2, n_chains=2,
+                                         random_state=0).fit(X, y)
+    assert np.isnan(clf.diagnostics_["rhat"]).all() and np.isnan(clf.diagnostics_["ess"]).all()
+    assert clf.predict_proba(X[:3]).shape == (3, 2)
+    assert "coef" in str(clf.summary())
+
+
+def test_inferred_noise_std_is_posterior_mean_of_sigma():
+    X, y = load_diabetes(return_X_y=True)
+    X, y = StandardScaler().fit_transform(X), (y - y.mean()) / y.std()
+    reg = BayesianLinearRegression(n_draws=200, random_state=0).fit(X, y)
+    sigma = reg.sample_posterior()["noise_std"]
+    assert reg.noise_std_ == pytest.approx(sigma.mean(), rel=1e-12)

@@ -21,7 +21,7 @@ __all__ = ["effective_sample_size"]
 _BLOCK_ELEMENTS = 2**20  # draws per column block: bounds the FFT workspace
 
 
-def _as_draws(draws):
+def _as_draws(draws, min_draws=4):
     """Return ``(x, squeeze)``: a ``(n_chains, n_draws, n_params)`` float array.
 
     Floating input keeps its dtype (no float64 copy of a big draws array);
@@ -40,8 +40,8 @@ def _as_draws(draws):
             "draws must be shaped (n_chains, n_draws[, n_params]), "
             f"got an array with shape {x.shape}."
         )
-    if x.shape[1] < 4:
-        raise ValueError(f"need at least 4 draws per chain, got {x.shape[1]}.")
+    if x.shape[1] < min_draws:
+        raise ValueError(f"need at least {min_draws} draws per chain, got {x.shape[1]}.")
     return x, squeeze
 
 

@@ -19,7 +19,8 @@ def summarize(draws, names=None, quantiles=(0.05, 0.5, 0.95)):
     Parameters
     ----------
     draws : array_like of shape (n_chains, n_draws, n_params) or (n_chains, n_draws)
-        Post-warmup draws; 2-D input is one parameter. At least 4 draws per chain.
+        Post-warmup draws; 2-D input is one parameter. ESS and R-hat need at
+        least 4 draws per chain and are NaN below that.
     names : sequence of str, optional
         Parameter names; default ``"theta[0]", "theta[1]", ...``.
     quantiles : sequence of float, default=(0.05, 0.5, 0.95)
@@ -43,7 +44,7 @@ def summarize(draws, names=None, quantiles=(0.05, 0.5, 0.95)):
        (2021). Rank-normalization, folding, and localization: an improved R-hat
        for assessing convergence of MCMC. Bayesian Analysis, 16(2), 667-718.
     """
-    x, _ = _as_draws(draws)
+    x, _ = _as_draws(draws, min_draws=1)
     n_params = x.shape[2]
     if names is None:
         names = [f"theta[{i}]" for i in range(n_params)]
@@ -58,6 +59,10 @@ def summarize(draws, names=None, quantiles=(0.05, 0.5, 0.95)):
     values = np.quantile(flat, probs, axis=0)
     for q, value in zip(probs, values, strict=True):
         summary[_quantile_label(q)] = value
+    if x.shape[1] < 4:
+        for key in ("ess_bulk", "ess_tail", "rhat"):
+            summary[key] = np.full(n_params, np.nan)
+        return summary
     summary["ess_bulk"] = effective_sample_size(x, method="bulk")
     summary["ess_tail"] = effective_sample_size(x, method="tail")
     summary["rhat"] = split_rhat(x)

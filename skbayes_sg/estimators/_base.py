@@ -20,7 +20,17 @@ from ._report import _ReportMixin
 
 __all__ = ["_BaseSGMCMC"]
 
-RHAT_WARN, ESS_WARN = 1.1, 20
+RHAT_WARN, ESS_WARN, MIN_DRAWS = 1.1, 20, 4
+
+
+def _convergence(draws):
+    """Bulk/tail ESS and split R-hat per coordinate (NaN below ``MIN_DRAWS`` draws)."""
+    if draws.shape[1] < MIN_DRAWS:
+        nan = np.full(draws.shape[-1], np.nan)
+        return {"ess": nan, "ess_tail": nan.copy(), "rhat": nan.copy()}
+    return {"ess": effective_sample_size(draws),
+            "ess_tail": effective_sample_size(draws, method="tail"),
+            "rhat": split_rhat(draws)}
 
 
 class _BaseSGMCMC(_ReportMixin, BaseEstimator):
@@ -107,9 +117,7 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
         n_steps = self.n_warmup + self.n_draws * self.thin
         n_data = prep.estimator.n_data
         d = {
-            "ess": effective_sample_size(self.draws_),
-            "ess_tail": effective_sample_size(self.draws_, method="tail"),
-            "rhat": split_rhat(self.draws_),
+            **_convergence(self.draws_),
             "step_size": float(np.mean(steps)),
             "step_size_per_chain": steps,
             "n_grad_evals": int(evals + pre_evals),
@@ -128,6 +136,12 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
 
     def _warn_convergence(self):
         d = self.diagnostics_
+        if self.draws_.shape[1] < MIN_DRAWS:
+            warnings.warn(
+                f"Only {self.draws_.shape[1]} draws per chain: ESS and R-hat need at least "
+                f"{MIN_DRAWS} and are NaN. Increase n_draws to assess convergence.",
+                ConvergenceWarning)
+            return
         rhat, ess = np.nanmax(d["rhat"]), np.nanmin(d["ess"])
         if rhat > RHAT_WARN or ess < ESS_WARN:
             warnings.warn(

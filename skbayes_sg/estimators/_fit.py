@@ -49,11 +49,11 @@ def resolve(value, registry, what):
 def check_combination(sampler, strategy):
     """Raise a ValueError for sampler/subsampling pairs that make no sense."""
     if sampler.needs_exact_gradient and not strategy.exact:
-        exact = sorted(k for k, v in SUBSAMPLING.items() if v.exact)
+        exact = sorted(k for k, v in SUBSAMPLING.items() if v().exact)
         raise ValueError(
             f"sampler={sampler.name!r} needs the exact full-data gradient, but "
-            f"subsampling={strategy.name!r} gives a stochastic estimate. Use "
-            f"subsampling in {exact} with 'hmc', or an SG sampler "
+            f"subsampling={strategy!r} gives a stochastic estimate. Use "
+            f"subsampling in {exact} (with their default settings) with 'hmc', or an SG sampler "
             f"({sorted(k for k, v in SAMPLERS.items() if not v.needs_exact_gradient)})."
         )
     check = getattr(strategy, "check_sampler", None)

@@ -133,7 +133,8 @@ class BayesianLinearRegression(RegressorMixin, _BaseSGMCMC):
     def _store_summaries(self):
         mean = self._posterior_mean()
         self.coef_, self.intercept_ = mean["coef"], float(mean["intercept"])
-        self.noise_std_ = float(mean.get("noise_std", self.noise_std))
+        # the mean of sigma itself, not exp(mean log sigma) that unpacking the mean would give
+        self.noise_std_ = float(np.sqrt(self._noise_var(self._pooled_draws())).mean())
 
     def _noise_var(self, draws):
         if self.noise_std is not None:

@@ -109,6 +109,8 @@ def _nanmin(a):
 
 
 def _short(value):
+    if isinstance(value, str):
+        return value
     try:
         return f"{float(value):.3g}"
     except (TypeError, ValueError):
