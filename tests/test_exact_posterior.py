@@ -9,21 +9,7 @@ so the bounds test the sampler's bias, not luck.
 import numpy as np
 import pytest
 
-from conftest import posterior_errors
-from skbayes_sg import BayesianLinearRegression
-
-
-def _fit(X, y, s, **kw):
-    reg = BayesianLinearRegression(noise_std=s, fit_intercept=False, prior_scale=1.0,
-                                   random_state=0, **kw)
-    return reg.fit(X, y)
-
-
-def _check(reg, mean, cov):
-    z, ratio = posterior_errors(reg.sample_posterior()["coef"], mean, cov)
-    assert z < 0.2, f"posterior-mean error {z:.3f} sd"
-    assert np.all((ratio > 0.8) & (ratio < 1.25)), f"sd ratios {np.round(ratio, 3)}"
-    return z, ratio
+from conftest import fit_exact_linear, check_exact
 
 
 @pytest.mark.parametrize("problem", ["diabetes_problem", "correlated_problem"])
@@ -31,8 +17,8 @@ def _check(reg, mean, cov):
                          ids=["defaults", "hmc-full"])
 def test_ill_conditioned_defaults(problem, kw, request):
     X, y, s, (mean, cov) = request.getfixturevalue(problem)
-    reg = _fit(X, y, s, **kw)
-    _check(reg, mean, cov)
+    reg = fit_exact_linear(X, y, s, **kw)
+    check_exact(reg, mean, cov)
     assert np.isfinite(reg.diagnostics_["ess"]).all()
 
 
@@ -43,6 +29,6 @@ def test_ill_conditioned_defaults(problem, kw, request):
 @pytest.mark.parametrize("sampler", ["sgld", "sghmc", "sgnht"])
 def test_sg_samplers_well_conditioned(sampler, well_conditioned_problem):
     X, y, s, (mean, cov) = well_conditioned_problem
-    reg = _fit(X, y, s, sampler=sampler, subsampling="uniform", preconditioner=None,
+    reg = fit_exact_linear(X, y, s, sampler=sampler, subsampling="uniform", preconditioner=None,
                n_warmup=2000, n_draws=20_000, thin=5)
-    _check(reg, mean, cov)
+    check_exact(reg, mean, cov)

@@ -14,14 +14,11 @@ from sklearn.datasets import load_breast_cancer, make_blobs
 from sklearn.model_selection import GridSearchCV
 from sklearn.preprocessing import StandardScaler
 
-from conftest import posterior_errors
+from conftest import D, toy_models, toy_prior, rngs_for, check_exact
 from skbayes_sg import BayesianLinearRegression, BayesianLogisticRegression, BayesianMLPClassifier
 from skbayes_sg.models import (
     GaussianLinearModel,
-    GaussianPrior,
     LogisticModel,
-    MLPModel,
-    NoisePrior,
 )
 from skbayes_sg.preprocessing import (
     curvature_weights,
@@ -41,14 +38,7 @@ from skbayes_sg.subsampling import (
     Uniform,
 )
 
-D = 3
-MODELS = {
-    "binary": lambda: LogisticModel(D, 2),
-    "softmax": lambda: LogisticModel(D, 3),
-    "linear_fixed": lambda: GaussianLinearModel(D, True, noise_std=0.7),
-    "linear_inferred": lambda: GaussianLinearModel(D, True),
-    "mlp": lambda: MLPModel((D, 5, 3), "tanh"),
-}
+MODELS = toy_models()
 STRATEGIES = {"preferential": Preferential(), "preferential_cv": PreferentialCV(),
               "adaptive": Adaptive()}
 
@@ -64,22 +54,13 @@ def make_problem(name, n=200, seed=0, weighted=False, mode="random"):
         y = np.where(X @ np.ones(D) + rng.logistic(size=n) > 0, 1.0, -1.0)
     else:
         y = rng.integers(0, 3, size=n)
-    prec = model.prior_precision(1.0)
-    if name == "linear_inferred":
-        prec[-1] = 0.0
-        prior = NoisePrior(prec, index=-1, a=1.0, b=1.0)
-    else:
-        prior = GaussianPrior(prec)
+    prior = toy_prior(name, model)
     w = rng.integers(1, 4, size=n).astype(float) if weighted else None
     pb = Problem(model, prior, X, y, w)
     theta_hat = (0.1 * rng.normal(size=model.n_params) if mode == "random"
                  else find_mode(replace(pb, mode=np.zeros(model.n_params)), rng)[0])
     pb = replace(pb, mode=theta_hat)
     return replace(pb, covariance=laplace_covariance(pb, "auto")[0]), rng
-
-
-def rngs_for(C, seed=0):
-    return tuple(np.random.default_rng([seed, c]) for c in range(C))
 
 
 def estimates(est, theta, n_rounds, seed=0):
@@ -250,12 +231,6 @@ def _fit_linear(X, y, s, **kw):
     return reg.fit(X, y)
 
 
-def _check(reg, mean, cov):
-    z, ratio = posterior_errors(reg.sample_posterior()["coef"], mean, cov)
-    assert z < 0.2, f"posterior-mean error {z:.3f} sd"
-    assert np.all((ratio > 0.8) & (ratio < 1.25)), f"sd ratios {np.round(ratio, 3)}"
-
-
 # As test_exact_posterior.test_sg_samplers_well_conditioned: no preconditioner,
 # b = 100 of N = 2000, 102,000 SGLD steps per chain.
 @pytest.mark.parametrize("subsampling", list(STRATEGIES))
@@ -263,7 +238,7 @@ def test_well_conditioned_long_chains(subsampling, well_conditioned_problem):
     X, y, s, (mean, cov) = well_conditioned_problem
     reg = _fit_linear(X, y, s, sampler="sgld", subsampling=subsampling, preconditioner=None,
                       n_warmup=2000, n_draws=20_000, thin=5)
-    _check(reg, mean, cov)
+    check_exact(reg, mean, cov)
 
 
 @pytest.mark.parametrize("problem", ["diabetes_problem", "correlated_problem"])
@@ -271,7 +246,7 @@ def test_well_conditioned_long_chains(subsampling, well_conditioned_problem):
 def test_ill_conditioned_default_lengths(problem, subsampling, request):
     X, y, s, (mean, cov) = request.getfixturevalue(problem)
     reg = _fit_linear(X, y, s, subsampling=subsampling)
-    _check(reg, mean, cov)
+    check_exact(reg, mean, cov)
     assert reg.subsampling_weights_.shape == (X.shape[0],)
 
 

@@ -14,26 +14,17 @@ from sklearn.datasets import load_breast_cancer, load_diabetes
 from sklearn.model_selection import GridSearchCV
 from sklearn.preprocessing import StandardScaler
 
-from conftest import posterior_errors
+from conftest import D, toy_models, toy_prior, rngs_for, fit_exact_linear, check_exact
 from skbayes_sg import BayesianLinearRegression, BayesianLogisticRegression, BayesianMLPClassifier
 from skbayes_sg.models import (
     GaussianLinearModel,
     GaussianPrior,
     LogisticModel,
-    MLPModel,
-    NoisePrior,
 )
 from skbayes_sg.preprocessing import RowView, allocate_batch, compress, kmeans_strata
 from skbayes_sg.subsampling import Compressed, Problem, Stratified, StratifiedIndex
 
-D = 3
-MODELS = {
-    "binary": lambda: LogisticModel(D, 2),
-    "softmax": lambda: LogisticModel(D, 3),
-    "linear_fixed": lambda: GaussianLinearModel(D, True, noise_std=0.7),
-    "linear_inferred": lambda: GaussianLinearModel(D, True),
-    "mlp": lambda: MLPModel((D, 5, 3), "tanh"),
-}
+MODELS = toy_models()
 FAST = dict(n_warmup=60, n_draws=40, n_chains=2, random_state=0)
 
 
@@ -47,18 +38,9 @@ def make_problem(name, n=200, seed=0, weighted=False):
         y = rng.choice([-1.0, 1.0], size=n)
     else:
         y = rng.integers(0, 3, size=n)
-    prec = model.prior_precision(1.0)
-    if name == "linear_inferred":
-        prec[-1] = 0.0
-        prior = NoisePrior(prec, index=-1, a=1.0, b=1.0)
-    else:
-        prior = GaussianPrior(prec)
+    prior = toy_prior(name, model)
     w = rng.integers(1, 4, size=n).astype(float) if weighted else None
     return Problem(model, prior, X, y, w, 0.1 * rng.normal(size=model.n_params)), rng
-
-
-def rngs_for(C, seed=0):
-    return tuple(np.random.default_rng([seed, c]) for c in range(C))
 
 
 def estimates(est, theta, n_rounds, seed=0):
@@ -204,37 +186,25 @@ def test_compressed_inner_minibatches_unbiased_for_compressed_potential(name):
 
 
 # --------------------------------------------------------------------------- exact posteriors
-def _fit(X, y, s, **kw):
-    reg = BayesianLinearRegression(noise_std=s, fit_intercept=False, prior_scale=1.0,
-                                   random_state=0, **kw)
-    return reg.fit(X, y)
-
-
-def _check(reg, mean, cov):
-    z, ratio = posterior_errors(reg.sample_posterior()["coef"], mean, cov)
-    assert z < 0.2, f"posterior-mean error {z:.3f} sd"
-    assert np.all((ratio > 0.8) & (ratio < 1.25)), f"sd ratios {np.round(ratio, 3)}"
-
-
 def test_stratified_sgld_well_conditioned(well_conditioned_problem):
     X, y, s, (mean, cov) = well_conditioned_problem
-    reg = _fit(X, y, s, sampler="sgld", subsampling="stratified", preconditioner=None,
+    reg = fit_exact_linear(X, y, s, sampler="sgld", subsampling="stratified", preconditioner=None,
                n_warmup=2000, n_draws=20_000, thin=5)
-    _check(reg, mean, cov)
+    check_exact(reg, mean, cov)
 
 
 @pytest.mark.parametrize("problem", ["diabetes_problem", "correlated_problem"])
 def test_stratified_cv_ill_conditioned_defaults(problem, request):
     X, y, s, (mean, cov) = request.getfixturevalue(problem)
-    _check(_fit(X, y, s, subsampling=Stratified(correction="cv")), mean, cov)
+    check_exact(fit_exact_linear(X, y, s, subsampling=Stratified(correction="cv")), mean, cov)
 
 
 @pytest.mark.parametrize("kw", [{"sampler": "hmc"}, {}], ids=["hmc", "default-sampler"])
 def test_compressed_radius_zero_is_exact(kw, diabetes_problem):
     X, y, s, (mean, cov) = diabetes_problem
-    reg = _fit(X, y, s, subsampling=Compressed(radius=0.0), **kw)
+    reg = fit_exact_linear(X, y, s, subsampling=Compressed(radius=0.0), **kw)
     assert reg.n_centroids_ == X.shape[0] and reg.compression_ratio_ == 1.0
-    _check(reg, mean, cov)
+    check_exact(reg, mean, cov)
 
 
 # --------------------------------------------------------------------------- estimators

@@ -13,26 +13,16 @@ from sklearn.datasets import load_breast_cancer, make_blobs
 from sklearn.model_selection import GridSearchCV
 from sklearn.preprocessing import StandardScaler
 
-from conftest import posterior_errors
+from conftest import D, toy_models, toy_prior, rngs_for, check_exact
 from skbayes_sg import BayesianLinearRegression, BayesianLogisticRegression, BayesianMLPClassifier
 from skbayes_sg.models import (
     GaussianLinearModel,
-    GaussianPrior,
     LogisticModel,
-    MLPModel,
-    NoisePrior,
 )
 from skbayes_sg.samplers import SGHMC, SGLD, SGNHT, dense, identity
 from skbayes_sg.subsampling import EWSG, SVRG, SUBSAMPLING, Problem, Uniform
 
-D = 3
-MODELS = {
-    "binary": lambda: LogisticModel(D, 2),
-    "softmax": lambda: LogisticModel(D, 3),
-    "linear_fixed": lambda: GaussianLinearModel(D, True, noise_std=0.7),
-    "linear_inferred": lambda: GaussianLinearModel(D, True),
-    "mlp": lambda: MLPModel((D, 5, 3), "tanh"),
-}
+MODELS = toy_models()
 
 
 def make_problem(name, n=200, seed=0, weighted=False):
@@ -45,19 +35,10 @@ def make_problem(name, n=200, seed=0, weighted=False):
         y = rng.choice([-1.0, 1.0], size=n)
     else:
         y = rng.integers(0, 3, size=n)
-    prec = model.prior_precision(1.0)
-    if name == "linear_inferred":
-        prec[-1] = 0.0
-        prior = NoisePrior(prec, index=-1, a=1.0, b=1.0)
-    else:
-        prior = GaussianPrior(prec)
+    prior = toy_prior(name, model)
     w = rng.integers(1, 4, size=n).astype(float) if weighted else None
     mode = 0.1 * rng.normal(size=model.n_params)
     return Problem(model, prior, X, y, w, mode), rng
-
-
-def rngs_for(C, seed=0):
-    return tuple(np.random.default_rng([seed, c]) for c in range(C))
 
 
 def svrg_estimates(pb, theta, anchor, n_rounds, strategy, b=10, seed=0):
@@ -266,12 +247,6 @@ def _fit_linear(X, y, s, **kw):
     return reg.fit(X, y)
 
 
-def _check(reg, mean, cov):
-    z, ratio = posterior_errors(reg.sample_posterior()["coef"], mean, cov)
-    assert z < 0.2, f"posterior-mean error {z:.3f} sd"
-    assert np.all((ratio > 0.8) & (ratio < 1.25)), f"sd ratios {np.round(ratio, 3)}"
-
-
 # As test_exact_posterior.test_sg_samplers_well_conditioned: no preconditioner,
 # b = 100 of N = 2000, 102,000 steps per chain.  svrg defaults: n1 = 1000,
 # update_every = 10 (pilot batch m_eff = 182, so the auto step is about twice
@@ -284,7 +259,7 @@ def test_well_conditioned_long_chains(sampler, subsampling, well_conditioned_pro
     X, y, s, (mean, cov) = well_conditioned_problem
     reg = _fit_linear(X, y, s, sampler=sampler, subsampling=subsampling, preconditioner=None,
                       n_warmup=2000, n_draws=20_000, thin=5)
-    _check(reg, mean, cov)
+    check_exact(reg, mean, cov)
 
 
 # Default chain lengths and preconditioner.  On diabetes (N = 442) the default
@@ -296,7 +271,7 @@ def test_well_conditioned_long_chains(sampler, subsampling, well_conditioned_pro
 def test_ill_conditioned_default_lengths(problem, strategy, request):
     X, y, s, (mean, cov) = request.getfixturevalue(problem)
     reg = _fit_linear(X, y, s, subsampling=strategy)
-    _check(reg, mean, cov)
+    check_exact(reg, mean, cov)
     assert reg.anchor_batch_size_ == X.shape[0]
 
 
