@@ -158,3 +158,14 @@ def test_inferred_noise_std_is_posterior_mean_of_sigma():
     reg = BayesianLinearRegression(n_draws=200, random_state=0).fit(X, y)
     sigma = reg.sample_posterior()["noise_std"]
     assert reg.noise_std_ == pytest.approx(sigma.mean(), rel=1e-12)
+
+
+def test_noise_dominated_fit_says_what_to_do():
+    # heavy-tailed features: a few rows dominate, so minibatches of 10 are very noisy
+    rng = np.random.default_rng(0)
+    X = rng.standard_t(1.5, size=(5000, 5))
+    X = (X - X.mean(0)) / X.std(0)
+    y = (X[:, 0] + rng.logistic(size=5000) > 0).astype(int)
+    with pytest.warns(ConvergenceWarning, match="increase batch_size"):
+        BayesianLogisticRegression(batch_size=10, n_warmup=100, n_draws=100,
+                                   random_state=0).fit(X, y)

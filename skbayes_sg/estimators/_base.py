@@ -21,6 +21,7 @@ from ._report import _ReportMixin
 __all__ = ["_BaseSGMCMC"]
 
 RHAT_WARN, ESS_WARN, MIN_DRAWS = 1.1, 20, 4
+NOISY_STEP = 1e-2  # whitened auto step below which noise dominates
 
 
 def _convergence(draws):
@@ -148,9 +149,22 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
                 f"The chains may not have converged: max split R-hat = {rhat:.3f} "
                 f"(want < {RHAT_WARN}), min bulk ESS = {ess:.0f} (want > {ESS_WARN}). "
                 "Increase n_warmup / n_draws, or check the step size."
-                + self._convergence_hint,
+                + self._noise_hint() + self._convergence_hint,
                 ConvergenceWarning,
             )
+
+    def _noise_hint(self):
+        """Advice when minibatch noise forced a tiny automatic step."""
+        d = self.diagnostics_
+        if self.step_size != "auto" or d["step_size"] >= NOISY_STEP or not d["gradient_noise"]:
+            return ""
+        return (f" The minibatch gradient noise is large ({d['gradient_noise']:.3g} per "
+                f"coordinate in posterior units at batch_size={self.batch_size}), so the "
+                f"automatic step is only {d['step_size']:.2g} and the chains barely move: "
+                "increase batch_size (the noise falls like 1/batch_size), try "
+                "subsampling='preferential_cv', or use sampler='hmc', subsampling='full'. "
+                "Rows with extreme feature values (e.g. rare binary features after "
+                "standardization) cause this.")
 
     def _posterior_mean(self):
         pooled = self.draws_.reshape(-1, self.draws_.shape[-1]).mean(axis=0)

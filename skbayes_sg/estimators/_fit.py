@@ -39,6 +39,10 @@ class Prepared(NamedTuple):
     info: dict
 
 
+# Gradient-noise pilot: the CV noise grows like ||theta - mode||^2, so its mean over
+# the Laplace draws needs many positions (4 gave a 6x spread of the auto step).
+_PILOT_POSITIONS, _PILOT_ESTIMATES = 16, 8
+
 def resolve(value, registry, what):
     """A fresh object for a string shortcut or a clone of a given object."""
     if isinstance(value, str):
@@ -98,8 +102,9 @@ def prepare(problem, sampler, strategy, *, batch_size, step_size, preconditioner
         preconditioner, problem, rng)
     problem = Problem(problem.model, problem.prior, problem.X, problem.y, problem.weight, mode, cov)
     estimator = strategy.build(problem, batch_size=min(batch_size, problem.n_rows), rng=rng)
-    pilot = laplace_draws(mode, laplace, rng, 4)
-    nu, nu_evals = gradient_noise(estimator, rng.spawn(4), pilot, precond)
+    pilot = laplace_draws(mode, laplace, rng, _PILOT_POSITIONS)
+    nu, nu_evals = gradient_noise(estimator, rng.spawn(_PILOT_POSITIONS), pilot, precond,
+                                  n_estimates=_PILOT_ESTIMATES)
     if step_size == "auto":
         initial = getattr(sampler, "initial_step_size", None)
         h = (initial(lam_max) if initial is not None else
