@@ -91,6 +91,12 @@ class BayesianMLPClassifier(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC):
         "activation": [StrOptions({"relu", "tanh", "logistic"})],
     }
     _init_dispersion = 0.1
+
+    def _noise_hint(self):
+        # sgnht's thermostat absorbs minibatch noise; weight symmetries, not noise,
+        # drive the MLP's R-hat (see _convergence_hint)
+        return ""
+
     _convergence_hint = (
         " Network weights are weakly identified (permutation symmetries, several"
         " modes): chains that drift apart are expected; predictions average over"
