@@ -1,5 +1,6 @@
 """Shared benchmark helpers: data loading, machine description, JSON/Markdown output."""
 
+import argparse
 import json
 import os
 import platform
@@ -8,7 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["data_dir", "load_npz", "machine", "write_json", "write_markdown"]
+__all__ = ["cli", "data_dir", "header", "load_npz", "machine", "mean_sd", "save_plot",
+           "write_json", "write_markdown"]
 
 
 def data_dir(cli_value=None):
@@ -57,3 +59,68 @@ def write_markdown(path, text):
     if path:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(text)
+
+
+def cli(doc, **extra):
+    """Parse the standard benchmark options (``--quick --json --markdown --data-dir --plot``).
+
+    ``extra`` maps further option names to ``add_argument`` keyword dicts, e.g.
+    ``seeds={"type": int, "default": 10}`` gives ``--seeds``.
+    """
+    ap = argparse.ArgumentParser(description=doc.strip().splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="tiny smoke run (seconds)")
+    ap.add_argument("--json", help="write machine-readable results here")
+    ap.add_argument("--markdown", help="write the Markdown table here")
+    ap.add_argument("--data-dir", help="directory of the .npz data sets (or SKBAYES_SG_DATA)")
+    ap.add_argument("--plot", help="PNG path (default: next to --markdown, same stem)")
+    for name, kwargs in extra.items():
+        ap.add_argument("--" + name.replace("_", "-"), **kwargs)
+    args = ap.parse_args()
+    if args.plot is None and args.markdown:
+        args.plot = str(Path(args.markdown).with_suffix(".png"))
+    return args
+
+
+def header(title, args, *, seeds, repeats, note=""):
+    """Markdown preamble every results table starts with: run mode, machine, seeds, repeats."""
+    m = machine()
+    hw = (f"{m['cpus']} CPUs ({m['machine']}, {m['processor']}), Python {m['python']}, numpy "
+          f"{m['numpy']}, scipy {m['scipy']}, scikit-learn {m['scikit-learn']}, skbayes_sg "
+          f"{m['skbayes_sg']}")
+    lines = [f"## {title} ({'quick' if args.quick else 'full'} run)", "",
+             f"Machine: {hw}. The machine was shared with other jobs during the run, so wall "
+             "seconds are comparable only within this table.", "",
+             f"Seeds: {seeds}; repeats: {repeats} (mean ± sd over repeats where shown).", ""]
+    if note:
+        lines += [note, ""]
+    return "\n".join(lines)
+
+
+def mean_sd(values, fmt=".3g"):
+    """``"mean ± sd"`` of ``values`` (sd with ddof=1; just the mean for one value)."""
+    v = np.asarray(values, dtype=float)
+    if v.size < 2:
+        return format(float(v.mean()), fmt)
+    return f"{format(float(v.mean()), fmt)} ± {format(float(v.std(ddof=1)), fmt)}"
+
+
+def save_plot(fig_fn, path):
+    """Call ``fig_fn(plt)`` (it draws and returns a figure) and save it as PNG at ``path``.
+
+    Skipped with a message when ``path`` is None or matplotlib is missing.
+    """
+    if not path:
+        return
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("[plot] matplotlib not installed (pip install skbayes_sg[plot]); plot skipped")
+        return
+    fig = fig_fn(plt)
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    print(f"[plot] wrote {path}")
