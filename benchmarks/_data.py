@@ -1,7 +1,12 @@
 """Benchmark data: the shared ``.npz`` sets, standardized, with fallbacks.
 
 ``load(name, data_dir)`` returns ``(X_train, y_train, X_test, y_test, task)``
-with standardized features (and standardized target for regression).  The
+with standardized features (and standardized target for regression).
+Binary 0/1 indicator columns (a9a, w8a, covtype's soil and wilderness types)
+are left as 0/1: standardizing a rare indicator turns its few ones into
+values of 50-180, which makes the posterior strongly non-Gaussian in those
+directions and the minibatch gradient noise huge (the fits then warn and
+their chains barely move).  The
 directory comes from ``--data-dir`` or ``SKBAYES_SG_DATA``; without it,
 scikit-learn's fetchers are tried (they need the internet) and otherwise a
 clear error says where to put the files.
@@ -67,8 +72,21 @@ def _cap(Xtr, ytr, Xte, yte, max_rows):
     return Xtr[:max_rows], ytr[:max_rows], Xte[:n_test], yte[:n_test]
 
 
+def _standardize(Xtr, Xte):
+    """Standardize the non-binary columns (fitted on the training rows)."""
+    Xtr, Xte = np.array(Xtr, dtype=float), np.array(Xte, dtype=float)
+    binary = np.all((Xtr == 0) | (Xtr == 1), axis=0)
+    if (~binary).any():
+        scaler = StandardScaler().fit(Xtr[:, ~binary])
+        Xtr[:, ~binary] = scaler.transform(Xtr[:, ~binary])
+        Xte[:, ~binary] = scaler.transform(Xte[:, ~binary])
+    return Xtr, Xte
+
+
 def load(name, data_dir=None, *, quick=False, max_rows=None):
     """Standardized ``(X_train, y_train, X_test, y_test, task)`` of data set ``name``.
+
+    Non-binary columns are standardized; 0/1 indicator columns stay 0/1.
 
     With ``quick=True`` a missing file is replaced by a scikit-learn bundled
     set of the same task (so smoke runs never need the data directory), and
@@ -85,8 +103,7 @@ def load(name, data_dir=None, *, quick=False, max_rows=None):
                 f"Data set {name!r} not found: pass --data-dir or set SKBAYES_SG_DATA to a "
                 f"folder with {name}.npz (see ../shared/datasets/README.md).") from exc
     Xtr, ytr, Xte, yte = _cap(*_split(arrays), max_rows)
-    scaler = StandardScaler().fit(np.asarray(Xtr, dtype=float))
-    Xtr, Xte = scaler.transform(Xtr), scaler.transform(Xte)
+    Xtr, Xte = _standardize(Xtr, Xte)
     task = TASKS.get(name, "classification")
     if task == "regression":
         mu, sd = float(np.mean(ytr)), float(np.std(ytr))
