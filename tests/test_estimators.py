@@ -167,5 +167,5 @@ def test_noise_dominated_fit_says_what_to_do():
     X = (X - X.mean(0)) / X.std(0)
     y = (X[:, 0] + rng.logistic(size=5000) > 0).astype(int)
     with pytest.warns(ConvergenceWarning, match="increase batch_size"):
-        BayesianLogisticRegression(batch_size=10, n_warmup=100, n_draws=100,
-                                   random_state=0).fit(X, y)
+        BayesianLogisticRegression(subsampling="control_variates", batch_size=10,
+                                   n_warmup=100, n_draws=100, random_state=0).fit(X, y)

@@ -158,13 +158,15 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
         d = self.diagnostics_
         if self.step_size != "auto" or d["step_size"] >= NOISY_STEP or not d["gradient_noise"]:
             return ""
+        other = ("" if self.subsampling == "preferential_cv"
+                 else "try subsampling='preferential_cv', ")
         return (f" The minibatch gradient noise is large ({d['gradient_noise']:.3g} per "
                 f"coordinate in posterior units at batch_size={self.batch_size}), so the "
                 f"automatic step is only {d['step_size']:.2g} and the chains barely move: "
-                "increase batch_size (the noise falls like 1/batch_size), try "
-                "subsampling='preferential_cv', or use sampler='hmc', subsampling='full'. "
-                "Rows with extreme feature values (e.g. rare binary features after "
-                "standardization) cause this.")
+                f"increase batch_size (the noise falls like 1/batch_size), {other}"
+                "or use sampler='hmc', subsampling='full'. Rows with extreme feature "
+                "values cause this: leave 0/1 indicator columns unscaled (standardizing a "
+                "rare indicator makes its ones huge).")
 
     def _posterior_mean(self):
         pooled = self.draws_.reshape(-1, self.draws_.shape[-1]).mean(axis=0)

@@ -47,10 +47,14 @@ class BayesianLogisticRegression(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC)
     -----
     Binary: ``f_i = log(1 + exp(-t_i z_i))``, ``t_i = ±1``; multiclass:
     ``f_i = -log softmax(W x_i + b)[y_i]`` (log-sum-exp, no overflow).  The
-    defaults -- ``sghmc`` with ``control_variates`` at the mode, Laplace
+    defaults -- ``sghmc`` with ``preferential_cv`` (control variates at the
+    mode, rows drawn in proportion to their gradient-difference bound), Laplace
     preconditioning, ``step_size="auto"`` -- give an accurate posterior with a
-    small minibatch: control-variate noise vanishes near the mode, and the
-    preconditioner makes every direction equally easy.
+    small minibatch: control-variate noise vanishes near the mode, preferential
+    sampling removes most of what is left (a several times larger automatic
+    step than plain control variates, for one extra data pass; see
+    ``benchmarks/results/exact_posterior.md``), and the preconditioner makes
+    every direction equally easy.
 
 {REPORT_NOTES}
     References
@@ -77,7 +81,7 @@ class BayesianLogisticRegression(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC)
     """
 
     def __init__(self, *, prior_scale=1.0, fit_intercept=True, sampler="sghmc",
-                 subsampling="control_variates", batch_size=100, step_size="auto",
+                 subsampling="preferential_cv", batch_size=100, step_size="auto",
                  preconditioner="auto", n_warmup=500, n_draws=1000, thin=1, n_chains=4,
                  n_jobs=None, random_state=None, verbose=0):
         self.prior_scale = prior_scale

@@ -11,13 +11,20 @@ def laplace_draws(mode, precond, rng, n, scale=1.0):
     return mode[None, :] + scale * precond.from_u(z)
 
 
-def gradient_noise(estimator, rngs, positions, precond, n_estimates=16):
-    """Mean per-coordinate variance of the gradient estimate, whitened units.
+def gradient_noise(estimator, rngs, positions, precond, n_estimates=16, quantile=0.95):
+    """Per-coordinate variance of the gradient estimate (whitened), high quantile.
 
     At each of the ``positions`` (rows, e.g. Laplace draws) the estimator is
     called ``n_estimates`` times with the pilot streams ``rngs`` (one per
     position); the variance of ``L^T g`` over repeats, averaged over
-    coordinates and positions, is ``nu`` of :func:`auto_step_size`.
+    positions, gives one noise level per coordinate, and their
+    ``quantile`` (default 95%) is ``nu`` of :func:`auto_step_size`.  The
+    noise is far from uniform across coordinates (a heavy-tailed feature
+    carries most of it), and the step must keep the *worst* directions
+    accurate: with the mean over coordinates, control variates on casp gave
+    sd ratios up to 1.71 with no warning.  A quantile rather than the maximum
+    keeps a few noisy estimates among thousands of MLP weights from setting
+    the step.
 
     Returns
     -------
@@ -32,7 +39,8 @@ def gradient_noise(estimator, rngs, positions, precond, n_estimates=16):
         g, state, k = estimator.estimate(rngs, positions, state)
         grads.append(precond.to_u(g))
         evals += k
-    return float(np.var(np.stack(grads), axis=0, ddof=1).mean()), evals
+    per_coord = np.var(np.stack(grads), axis=0, ddof=1).mean(axis=0)
+    return float(np.quantile(per_coord, quantile)), evals
 
 
 def power_curvature(problem, precond, rng, *, n_iter=20, n_rows=2048, eps=1e-4):

@@ -6,7 +6,8 @@ After preconditioning, the posterior near the mode is approximately
 ``N(0, diag(1/lam_j))`` with curvatures ``lam_j`` in ``[lam_min, lam_max]``
 (all 1 for an exact Laplace preconditioner), and the gradient estimate has
 noise of variance ``nu`` per whitened coordinate (measured on a pilot of a
-few estimates at a Laplace draw; 0 for the full gradient).  Each SG sampler's
+few estimates at Laplace draws -- the 95% quantile over coordinates, so the
+noisiest directions stay accurate; 0 for the full gradient).  Each SG sampler's
 recursion on ``U = lam u^2/2`` is linear-Gaussian, so its stationary variance
 ``v(h)`` is known in closed form (:meth:`BaseSampler.stationary_variance`).
 ``auto_step_size`` returns the largest ``h`` on a geometric grid such that
