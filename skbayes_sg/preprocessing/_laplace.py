@@ -8,7 +8,7 @@ Gauss-Newton (Fisher) matrix.
 import numpy as np
 from scipy.linalg import eigh
 
-__all__ = ["laplace_covariance", "whitened_curvature", "DENSE_MAX_PARAMS"]
+__all__ = ["laplace_covariance", "whitened_curvature", "full_hessian", "DENSE_MAX_PARAMS"]
 
 DENSE_MAX_PARAMS = 500  # "auto" uses a dense preconditioner up to this many parameters
 
@@ -33,6 +33,20 @@ def _chunked(problem, fn, theta, chunk=8192):
     return total
 
 
+def full_hessian(problem, theta):
+    """Dense ``∇²U(theta)`` (likelihood in row chunks plus prior), symmetrised."""
+    H = _chunked(problem, problem.model.hessian, theta)
+    H = H + np.diag(problem.prior.hessian_diag(theta))
+    return 0.5 * (H + H.T)
+
+
+def uses_dense(problem, kind):
+    """Whether ``kind`` means a dense Laplace Hessian for this problem."""
+    model = problem.model
+    return kind == "laplace" or (
+        kind == "auto" and model.n_params <= DENSE_MAX_PARAMS and has_exact_hessian(model))
+
+
 def laplace_covariance(problem, kind):
     """Laplace covariance at ``problem.mode``.
 
@@ -54,11 +68,8 @@ def laplace_covariance(problem, kind):
     """
     model, theta = problem.model, problem.mode
     prec = problem.prior.hessian_diag(theta)
-    dense = kind == "laplace" or (
-        kind == "auto" and model.n_params <= DENSE_MAX_PARAMS and has_exact_hessian(model))
-    if dense:
-        H = _chunked(problem, model.hessian, theta) + np.diag(prec)
-        H = 0.5 * (H + H.T)
+    if uses_dense(problem, kind):
+        H = full_hessian(problem, theta)
         return np.linalg.inv(H), H, problem.n_rows
     d = _chunked(problem, model.hessian_diag, theta) + prec
     return 1.0 / np.maximum(d, 1e-12 * d.max()), None, problem.n_rows

@@ -1,4 +1,4 @@
-"""The posterior mode: L-BFGS for the GLMs, Adam for the MLP.
+"""The posterior mode: Newton or L-BFGS for the GLMs, Adam for the MLP.
 
 The mode anchors control variates, centres the Laplace preconditioner and is
 where the chains start, so the optimiser replaces most of burn-in.
@@ -10,6 +10,8 @@ import numpy as np
 from scipy.optimize import minimize
 
 from ..utils import ConvergenceWarning
+from ._laplace import uses_dense
+from ._newton import newton_mode
 
 __all__ = ["find_mode", "lbfgs_mode", "adam_mode"]
 
@@ -17,11 +19,19 @@ __all__ = ["find_mode", "lbfgs_mode", "adam_mode"]
 def find_mode(problem, rng, *, max_iter=None):
     """Mode of ``problem``: returns ``(theta_hat (p,), n_grad_evals)``.
 
-    GLMs (models with an exact ``hessian``) use full-batch L-BFGS; the MLP a
-    few epochs of minibatch Adam from a Glorot initialisation.
+    GLMs with a dense exact Hessian (``p <= DENSE_MAX_PARAMS``) use damped
+    Newton (a few passes), falling back to full-batch L-BFGS when Newton
+    cannot proceed; larger GLMs use L-BFGS; the MLP a few epochs of
+    minibatch Adam from a Glorot initialisation.
     """
     if getattr(problem.model, "is_glm", False) or not hasattr(problem.model, "init_position"):
-        return lbfgs_mode(problem, max_iter=max_iter or 500)
+        newton_evals = 0
+        if max_iter is None and uses_dense(problem, "auto"):
+            theta, newton_evals = newton_mode(problem)
+            if theta is not None:
+                return theta, newton_evals
+        theta, evals = lbfgs_mode(problem, max_iter=max_iter or 500)
+        return theta, evals + newton_evals
     return adam_mode(problem, rng, n_epochs=max_iter)
 
 

@@ -1,0 +1,74 @@
+"""Damped Newton for the posterior mode of a GLM with a dense exact Hessian.
+
+The GLM potentials are smooth and (for logistic and fixed-noise linear
+regression) strictly convex, so Newton with a backtracking line search
+converges in a handful of iterations where L-BFGS on the raw, ill-conditioned
+problem took 250-560 data passes (pendigits, covtype, a9a; on a9a it hit its
+500-iteration cap).  The stopping rule is scale-free: the Newton decrement
+``g' H^-1 g`` is the squared distance to the mode in posterior-sd units.
+"""
+
+import numpy as np
+from scipy.linalg import LinAlgError, cho_factor, cho_solve
+
+from ._laplace import full_hessian
+
+__all__ = ["newton_mode"]
+
+
+def _direction(H, g):
+    """``(H + lam I)^-1 g`` with the smallest tried ``lam >= 0`` that makes it PD.
+
+    ``lam = 0`` (pure Newton) whenever ``H`` is positive definite; otherwise
+    (linear regression with inferred noise far from the mode) the shift grows
+    from ``1e-6 mean(|diag H|)`` by factors of 10 -- a descent direction either
+    way.  None if no shift up to ``1e6 mean(|diag H|)`` works.
+    """
+    scale = float(np.mean(np.abs(np.diag(H)))) or 1.0
+    for lam in [0.0] + [scale * 10.0**k for k in range(-6, 7)]:
+        try:
+            return cho_solve(cho_factor(H + lam * np.eye(len(g))), g)
+        except (LinAlgError, ValueError):  # not PD, or non-finite entries
+            continue
+    return None
+
+
+def _line_search(problem, theta, step, decrement):
+    """Largest ``t`` in 1, 1/2, ... with sufficient decrease (Armijo, c = 1/4)."""
+    u0 = problem.potential(theta[None, :])[0]
+    t, evals = 1.0, 0
+    while t > 1e-10:
+        new = theta - t * step
+        evals += problem.n_rows
+        if problem.potential(new[None, :])[0] <= u0 - 0.25 * t * decrement:
+            return new, evals
+        t *= 0.5
+    return None, evals
+
+
+def newton_mode(problem, *, theta0=None, max_iter=50, tol=1e-10):
+    """Mode by damped Newton: ``(theta_hat, n_grad_evals)``, or ``(None, evals)``.
+
+    ``None`` means Newton could not proceed (no positive-definite shift of
+    the Hessian, line search failed, or ``max_iter`` reached); the caller then
+    restarts with L-BFGS.
+    Each iteration costs a gradient pass, a Hessian pass and the line-search
+    potentials (all counted as per-example evaluations).
+    """
+    theta = np.zeros(problem.model.n_params) if theta0 is None else np.array(theta0, float)
+    evals = 0
+    for _ in range(max_iter):
+        g = problem.full_grad(theta[None, :])[0]
+        H = full_hessian(problem, theta)
+        evals += 2 * problem.n_rows
+        step = _direction(H, g)
+        if step is None or not np.all(np.isfinite(step)):
+            return None, evals
+        decrement = float(g @ step)
+        if decrement < tol * max(1, theta.size):
+            return theta, evals
+        theta, more = _line_search(problem, theta, step, decrement)
+        evals += more
+        if theta is None:
+            return None, evals
+    return None, evals

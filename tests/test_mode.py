@@ -1,0 +1,71 @@
+"""Mode finding: damped Newton agrees with L-BFGS within a few dozen data passes.
+
+(On real data L-BFGS needs 250-560 passes: benchmarks/results/exact_posterior.md
+and the notes; these toy problems have D = 3 features, where it is quick too.)
+"""
+
+import numpy as np
+import pytest
+
+from conftest import D, toy_models, toy_prior
+from skbayes_sg.preprocessing import find_mode
+from skbayes_sg.preprocessing._mode import lbfgs_mode
+from skbayes_sg.preprocessing._newton import newton_mode
+from skbayes_sg.subsampling import Problem
+
+MODELS = toy_models()
+
+
+def problem(name, weighted, n=400, seed=0):
+    rng, model = np.random.default_rng(seed), MODELS[name]()
+    X = rng.normal(size=(n, D)) * rng.uniform(0.3, 3.0, size=(1, D))
+    if name.startswith("linear"):
+        y = X @ rng.normal(size=D) + 0.5 * rng.normal(size=n)
+    elif name == "binary":
+        y = np.where(X @ np.ones(D) + rng.logistic(size=n) > 0, 1.0, -1.0)
+    else:
+        y = rng.integers(0, 3, size=n)
+    w = rng.integers(1, 4, size=n).astype(float) if weighted else None
+    return Problem(model, toy_prior(name, model), X, y, w, np.zeros(model.n_params))
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("name", ["binary", "softmax", "linear_fixed", "linear_inferred"])
+def test_newton_matches_lbfgs(name, weighted):
+    pb = problem(name, weighted)
+    theta_n, evals_n = newton_mode(pb)
+    theta_l, evals_l = lbfgs_mode(pb)
+    assert theta_n is not None
+    # distance in posterior-sd units (Laplace metric at the mode)
+    from skbayes_sg.preprocessing._laplace import full_hessian
+    H = full_hessian(pb, theta_l)
+    d = theta_n - theta_l
+    assert d @ H @ d < 1e-6
+    assert np.abs(pb.full_grad(theta_n[None])[0]).max() < 1e-6 * pb.n_rows
+    assert evals_n <= 40 * pb.n_rows
+
+
+def test_find_mode_uses_newton_for_dense_glms():
+    pb = problem("softmax", False)
+    theta, evals = find_mode(pb, np.random.default_rng(0))
+    assert np.allclose(theta, newton_mode(pb)[0])
+    assert evals == newton_mode(pb)[1]
+
+
+def test_newton_gives_up_on_a_broken_hessian():
+    # the MLP has no exact Hessian, so find_mode never calls Newton for it; a
+    # Hessian that is NaN makes every shift fail and Newton returns None
+    pb = problem("binary", False)
+
+    class Flat:
+        n_params = pb.model.n_params
+
+        def hessian(self, theta, X, y, w=None):
+            return np.full((self.n_params, self.n_params), np.nan)
+
+        def __getattr__(self, name):
+            return getattr(pb.model, name)
+
+    bad = Problem(Flat(), pb.prior, pb.X, pb.y, None, pb.mode)
+    theta, evals = newton_mode(bad)
+    assert theta is None and evals > 0
