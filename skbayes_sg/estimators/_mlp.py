@@ -93,9 +93,11 @@ class BayesianMLPClassifier(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC):
     _init_dispersion = 0.1
 
     def _noise_hint(self):
-        # sgnht's thermostat absorbs minibatch noise; weight symmetries, not noise,
-        # drive the MLP's R-hat (see _convergence_hint)
-        return ""
+        # with the default sgnht the thermostat absorbs minibatch noise and weight
+        # symmetries, not noise, drive the R-hat (see _convergence_hint)
+        if self.sampler == "sgnht":
+            return ""
+        return super()._noise_hint()
 
     _convergence_hint = (
         " Network weights are weakly identified (permutation symmetries, several"
