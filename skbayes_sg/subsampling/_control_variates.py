@@ -8,6 +8,18 @@ from ._index import UniformIndex
 __all__ = ["ControlVariates", "CVEstimator"]
 
 
+
+def _chunked_response(model, mode, problem, chunk=65_536):
+    """``r_i(theta_hat)`` for every row, in row chunks.
+
+    A float32 ``X`` times float64 weights is upcast by numpy, so one call on
+    all rows would allocate a float64 copy of ``X`` (2x its memory at 10^7
+    rows); chunks keep the temporary at ``chunk`` rows.
+    """
+    parts = [model.response(mode, problem.X[s:s + chunk], problem.y[s:s + chunk])[0]
+             for s in range(0, problem.n_rows, chunk)]
+    return np.concatenate(parts, axis=0)
+
 class CVEstimator(GradientEstimator):
     """``g = ∇f_0 + G + scale * sum_B w_i [∇f_i(theta) - ∇f_i(theta_hat)]``.
 
@@ -23,7 +35,7 @@ class CVEstimator(GradientEstimator):
         model, mode = problem.model, problem.mode[None, :]
         self.anchor_grad = problem.full_grad(mode)[0] - problem.prior.grad(mode)[0]
         self.glm = getattr(model, "is_glm", False)
-        self.anchor_response = model.response(mode, problem.X, problem.y)[0] if self.glm else None
+        self.anchor_response = _chunked_response(model, mode, problem) if self.glm else None
         self.evals_per_step = float(index.b if self.glm else 2 * index.b)
         self.preprocessing_evals += problem.n_rows
 

@@ -1,0 +1,240 @@
+"""Every sampler x subsampling at its defaults against NumPyro NUTS, and speed vs BlackJAX.
+
+Usage::
+
+    python benchmarks/bench_peers.py --data-dir /work/shared/datasets \\
+        --json benchmarks/results/bench_peers.json \\
+        --markdown benchmarks/results/bench_peers.md
+
+Issue 4, items 6 and 7.  Bayesian logistic regression with the library's
+prior (N(0, prior_scale^2) on the weights, N(0, (10 prior_scale)^2) on the
+intercept, prior_scale = 1) on a9a (as ``_data.load`` gives it: all 123
+columns are 0/1 indicators, which the loader leaves unscaled) and on a
+synthetic 200,000 x 20 design (equicorrelated Gaussian features, rho = 0.5,
+weights N(0, 0.5^2), intercept 0.3, labels drawn from the logistic model).
+Reference: NumPyro NUTS.  Each library fit keeps every default
+(step_size="auto", batch 100, 4 chains, Laplace preconditioner) except
+``n_jobs=1`` and ``random_state=0``; errors are in reference-sd units.
+BlackJAX SGLD and SGLD-CV (jit + lax.scan, CPU) run at the library's batch
+size and chain length; their step size is an oracle (a fraction of the
+smallest reference posterior variance), since BlackJAX has no automatic rule.
+Without jax the reference is a long skbayes_sg ``hmc`` + ``full`` run.
+"""
+
+import json
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+
+import _peers
+from _common import cli, header, save_plot, write_json, write_markdown
+from _data import load
+from skbayes_sg import BayesianLogisticRegression
+from skbayes_sg.diagnostics import effective_sample_size, split_rhat
+from skbayes_sg.samplers import SAMPLERS
+from skbayes_sg.subsampling import SUBSAMPLING
+
+BJ_STEP = 0.1  # BlackJAX step = BJ_STEP * smallest reference posterior variance
+
+
+def synthetic(n, d=20, seed=0):
+    rng = np.random.default_rng(seed)
+    L = np.linalg.cholesky(0.5 * np.eye(d) + 0.5)
+    X = rng.standard_normal((n, d)) @ L.T
+    w = 0.5 * rng.standard_normal(d)
+    y = (rng.random(n) < 1 / (1 + np.exp(-(X @ w + 0.3)))).astype(int)
+    return X, y
+
+
+def problems(args):
+    """a9a and the synthetic design (``--quick``: a 1,000-row synthetic design only)."""
+    if not args.quick and "a9a" in args.problems:
+        X, y, _, _, _ = load("a9a", args.data_dir)
+        yield "a9a", X, (y == np.unique(y)[1]).astype(int)  # labels -1/+1 -> 0/1
+    if "synthetic" not in args.problems:
+        return
+    n = 1000 if args.quick else 200_000
+    yield f"synthetic {n:,} x 20", *synthetic(n)
+
+
+def chain_stats(draws):
+    """Min bulk ESS and max split R-hat over coordinates of ``draws (chains, draws, p)``."""
+    ess = effective_sample_size(draws)
+    rhat = split_rhat(draws)
+    return float(np.nanmin(ess)), float(np.nanmax(rhat))
+
+
+def compare(draws, ref):
+    """Mean error (reference sds) and sd ratios of ``draws`` against reference draws."""
+    flat, rflat = draws.reshape(-1, draws.shape[-1]), ref.reshape(-1, ref.shape[-1])
+    sd = rflat.std(0)
+    err = np.abs(flat.mean(0) - rflat.mean(0)) / sd
+    ratio = flat.std(0) / sd
+    return {"err_max": float(err.max()), "err_median": float(np.median(err)),
+            "sd_min": float(ratio.min()), "sd_median": float(np.median(ratio)),
+            "sd_max": float(ratio.max())}
+
+
+def reference(X, y, args, peers):
+    if peers and not args.quick:  # --quick: NUTS compilation alone exceeds the time budget
+        c, w, n = (4, args.nuts_warmup, args.nuts_draws)
+        theta, secs, grads = _peers.nuts_reference(X, y, 1.0, chains=c, warmup=w, draws=n)
+        what = f"NumPyro NUTS, {c} chains x {n} draws after {w} warm-up"
+    else:
+        n = 300 if args.quick else 4000
+        peer = "jax not installed" if not peers else "--quick"
+        m = BayesianLogisticRegression(sampler="hmc", subsampling="full", n_draws=n,
+                                       n_warmup=n // 2, n_jobs=1, random_state=1).fit(X, y)
+        theta, secs = m.draws_, m.diagnostics_["sampling_seconds"]
+        grads = m.diagnostics_["n_grad_evals"] / X.shape[0]
+        what = f"skbayes_sg hmc+full, 4 chains x {n} draws ({peer})"
+    ess, rhat = chain_stats(theta)
+    return theta, {"what": what, "seconds": secs, "data_passes": grads, "min_ess": ess,
+                   "max_rhat": rhat, "ess_per_s": ess / secs}
+
+
+def run_combo(sampler, sub, X, y, ref, args):
+    m = BayesianLogisticRegression(sampler=sampler, subsampling=sub, n_jobs=1, random_state=0,
+                                   **({"n_draws": args.draws} if args.draws else {}))
+    t0 = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        try:
+            m.fit(X, y)
+        except (ValueError, TypeError) as exc:
+            return {"error": str(exc).split("\n")[0][:160]}
+    secs = time.perf_counter() - t0
+    d = m.diagnostics_
+    ess = float(np.nanmin(d["ess"]))
+    steps = m.n_chains * (m.n_warmup + m.n_draws)
+    return {**compare(m.draws_, ref), "seconds": secs, "data_passes": float(d["data_passes"]),
+            "preprocessing_s": float(d["preprocessing_seconds"]),
+            "us_per_step": 1e6 * float(d["sampling_seconds"]) / steps,
+            "min_ess": ess, "ess_per_s": ess / secs, "max_rhat": float(np.nanmax(d["rhat"])),
+            "step_size": float(d["step_size"]),
+            "warned": any(issubclass(w.category, ConvergenceWarning) for w in caught)}
+
+
+def run_blackjax(X, y, ref, args):
+    rflat = ref.reshape(-1, ref.shape[-1])
+    step = BJ_STEP * float(rflat.var(0).min())
+    out = {}
+    variants = (("blackjax sgld", False), ("blackjax sgld-cv", True))
+    for name, cv in variants[1:] if args.quick else variants:  # --quick: one compilation
+        kw = dict(n_warmup=50, n_draws=100, n_chains=2) if args.quick else \
+            dict(n_warmup=500, n_draws=args.draws or 1000, n_chains=4)
+        draws, secs, comp = _peers.blackjax_sgld(
+            X, y, 1.0, center=rflat.mean(0), step_size=step, batch_size=100, cv=cv, **kw)
+        ess, rhat = chain_stats(draws)
+        steps = kw["n_chains"] * (kw["n_warmup"] + kw["n_draws"])
+        passes = steps * (200 if cv else 100) / X.shape[0] + (1 if cv else 0)
+        out[name] = {**compare(draws, ref), "seconds": secs, "compile_s": comp,
+                     "us_per_step": 1e6 * secs / steps, "data_passes": passes, "min_ess": ess,
+                     "ess_per_s": ess / secs, "max_rhat": rhat, "step_size": step}
+    return out
+
+
+def _row(label, r):
+    if "error" in r:
+        return f"| {label} | n/a: {r['error']} |" + " |" * 10
+    warned = {True: "**yes**", False: "no"}.get(r.get("warned"), "–")
+    return (f"| {label} | {r['err_max']:.2f} | {r['err_median']:.2f} | {r['sd_min']:.2f} / "
+            f"{r['sd_median']:.2f} / {r['sd_max']:.2f} | {r['seconds']:.3g} | "
+            f"{r['data_passes']:.1f} | {r['min_ess']:.0f} | {r['ess_per_s']:.1f} | "
+            f"{r['max_rhat']:.2f} | {r.get('us_per_step', float('nan')):.0f} | {warned} |")
+
+
+def markdown(res, args):
+    note = (__doc__.split("\n\n", 2)[2].strip() + "\n\nColumns: max / median |posterior-mean "
+            "error| in reference sds; sd ratio min / median / max (1 = matches the reference); "
+            "seconds = wall time of the whole fit (preprocessing + sampling); data passes "
+            "(per-example gradient evaluations / N, preprocessing included); min bulk ESS and "
+            "min ESS per wall second; max split R-hat; µs per sampler step (sampling seconds / "
+            "chains x steps); warned = ConvergenceWarning. The reference has its own Monte-Carlo "
+            "error: with min ESS ~ E on both sides, errors of ~ 2/sqrt(E) sd are noise. "
+            f"Peers: {res['peers'] or 'not installed'}. `n/a` = the library refuses the pair.")
+    lines = [header("skbayes_sg at its defaults vs NumPyro NUTS and BlackJAX SGLD", args,
+                    seeds="random_state=0 (library), PRNGKey(0) (NUTS), PRNGKey(1..4) "
+                    "(BlackJAX chains)", repeats=1, note=note)]
+    cols = ("| method | max err | median err | sd ratio | s | data passes | min ESS | ESS/s | "
+            "max R-hat | µs/step | warned |\n" + "|---" * 11 + "|")
+    for name, p in res["problems"].items():
+        r = p["reference"]
+        lines += [f"### {name} (N = {p['shape'][0]:,}, p = {p['shape'][1] + 1})", "",
+                  f"Reference: {r['what']}: {r['seconds']:.1f} s, {r['data_passes']:.0f} data "
+                  f"passes, min ESS {r['min_ess']:.0f}, max R-hat {r['max_rhat']:.3f}, ESS/s "
+                  f"{r['ess_per_s']:.1f}.", "", cols]
+        for label, row in p["peers"].items():
+            lines.append(_row(f"{label} (step {row['step_size']:.2g}, compile "
+                              f"{row['compile_s']:.1f} s)", row))
+        lines += [_row(k, v) for k, v in p["combos"].items()]
+        good = [k for k, v in p["combos"].items() if "error" not in v and v["err_max"] < 0.3
+                and 0.8 < v["sd_min"] and v["sd_max"] < 1.25]
+        silent = [k for k, v in p["combos"].items()
+                  if "error" not in v and k not in good and not v["warned"]]
+        lines += ["", f"Within 0.3 sd and sd ratio in [0.8, 1.25] on every coordinate: "
+                  f"{len(good)} of {len(p['combos'])}: {', '.join(good) or 'none'}.", "",
+                  f"Outside that tolerance WITHOUT a ConvergenceWarning: "
+                  f"{', '.join(silent) or 'none'}.", ""]
+        lib, bj = p["combos"].get("sgld + uniform"), p["peers"].get("blackjax sgld")
+        if lib and bj and "error" not in lib:
+            lines += [f"Per-step cost at batch 100: skbayes_sg sgld + uniform "
+                      f"{lib['us_per_step']:.0f} µs vs BlackJAX SGLD {bj['us_per_step']:.0f} µs "
+                      f"({lib['us_per_step'] / bj['us_per_step']:.1f}x).", ""]
+    return "\n".join(lines)
+
+
+def _figure(res):
+    def draw(plt):
+        probs = res["problems"]
+        fig, axes = plt.subplots(1, len(probs), figsize=(6 * len(probs), 4.5), squeeze=False)
+        for ax, (name, p) in zip(axes[0], probs.items()):
+            for label, r in {**p["combos"], **p["peers"]}.items():
+                if "error" in r:
+                    continue
+                peer = label.startswith("blackjax")
+                ax.scatter(r["seconds"], max(r["err_max"], 1e-3), s=30 if peer else 12,
+                           marker="*" if peer else "o", c="C3" if r.get("warned") else "C0")
+                if peer or label.startswith("sghmc + preferential_cv"):
+                    ax.annotate(label, (r["seconds"], max(r["err_max"], 1e-3)), fontsize=7)
+            ax.axhline(0.3, color="k", lw=0.7, ls=":")
+            ax.set(xscale="log", yscale="log", xlabel="wall seconds (fit total)",
+                   ylabel="max |mean error| / reference sd", title=f"{name} (red: warned)")
+        fig.tight_layout()
+        return fig
+    return draw
+
+
+def main():
+    args = cli(__doc__, draws={"type": int, "default": None, "help": "library n_draws"},
+               nuts_warmup={"type": int, "default": 500}, nuts_draws={"type": int, "default": 500},
+               problems={"nargs": "+", "default": ["a9a", "synthetic"]},
+               render={"help": "only re-render --markdown/--plot from this results JSON"})
+    if args.render:  # re-render the tables and plot of a finished run
+        res = json.loads(Path(args.render).read_text())
+        write_markdown(args.markdown, markdown(res, args))
+        return save_plot(_figure(res), args.plot)
+    peers = _peers.available()
+    combos = ([("sghmc", "preferential_cv"), ("hmc", "uniform")] if args.quick else
+              [(a, b) for a in SAMPLERS for b in SUBSAMPLING])
+    res = {"peers": peers, "problems": {}}
+    for name, X, y in problems(args):
+        print(f"[{name}] reference", flush=True)
+        ref, rinfo = reference(X, y, args, peers)
+        p = res["problems"][name] = {"shape": list(X.shape), "reference": rinfo, "combos": {},
+                                     "peers": run_blackjax(X, y, ref, args) if peers else {}}
+        for smp, sub in combos:
+            print(f"[{name}] {smp} + {sub}", flush=True)
+            p["combos"][f"{smp} + {sub}"] = run_combo(smp, sub, X, y, ref, args)
+    text = markdown(res, args)
+    print(text)
+    write_markdown(args.markdown, text)
+    write_json(args.json, res)
+    save_plot(_figure(res), args.plot)
+
+
+if __name__ == "__main__":
+    main()
