@@ -164,9 +164,10 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
                 f"coordinate in posterior units at batch_size={self.batch_size}), so the "
                 f"automatic step is only {d['step_size']:.2g} and the chains barely move: "
                 f"increase batch_size (the noise falls like 1/batch_size), {other}"
-                "or use sampler='hmc', subsampling='full'. Rows with extreme feature "
-                "values cause this: leave 0/1 indicator columns unscaled (standardizing a "
-                "rare indicator makes its ones huge).")
+                "or use sampler='hmc', subsampling='full'. A large N / batch_size without "
+                "control variates causes this, and so do rows with extreme feature values: "
+                "leave 0/1 indicator columns unscaled (standardizing a rare indicator makes "
+                "its ones huge).")
 
     def _posterior_mean(self):
         pooled = self.draws_.reshape(-1, self.draws_.shape[-1]).mean(axis=0)
