@@ -97,6 +97,27 @@ def toy_prior(name, model):
     return GaussianPrior(prec)
 
 
+def toy_problem(name, model, X, rng, weighted=False):
+    """A ``Problem`` on design ``X``: random targets, unit prior, optional weights, a mode.
+
+    Draws from ``rng`` in a fixed order (targets, weights, mode), so callers
+    that draw ``X`` from the same generator first get reproducible problems.
+    """
+    from skbayes_sg.models import GaussianLinearModel, LogisticModel
+    from skbayes_sg.subsampling import Problem
+
+    n = X.shape[0]
+    if isinstance(model, GaussianLinearModel):
+        y = X @ rng.normal(size=D) + rng.normal(size=n)
+    elif isinstance(model, LogisticModel) and model.n_classes == 2:
+        y = rng.choice([-1.0, 1.0], size=n)
+    else:
+        y = rng.integers(0, 3, size=n)
+    prior = toy_prior(name, model)
+    w = rng.integers(1, 4, size=n).astype(float) if weighted else None
+    return Problem(model, prior, X, y, w, 0.1 * rng.normal(size=model.n_params))
+
+
 def rngs_for(C, seed=0):
     """One Generator per chain."""
     return tuple(np.random.default_rng([seed, c]) for c in range(C))

@@ -14,13 +14,9 @@ from sklearn.datasets import load_breast_cancer, load_diabetes
 from sklearn.model_selection import GridSearchCV
 from sklearn.preprocessing import StandardScaler
 
-from conftest import D, toy_models, toy_prior, rngs_for, fit_exact_linear, check_exact
+from conftest import D, toy_models, rngs_for, fit_exact_linear, check_exact, toy_problem
 from skbayes_sg import BayesianLinearRegression, BayesianLogisticRegression, BayesianMLPClassifier
-from skbayes_sg.models import (
-    GaussianLinearModel,
-    GaussianPrior,
-    LogisticModel,
-)
+from skbayes_sg.models import GaussianLinearModel, GaussianPrior
 from skbayes_sg.preprocessing import RowView, allocate_batch, compress, kmeans_strata
 from skbayes_sg.subsampling import Compressed, Problem, Stratified, StratifiedIndex
 
@@ -32,15 +28,7 @@ def make_problem(name, n=200, seed=0, weighted=False):
     """A small Problem with heterogeneous rows (so strata differ) and a mode."""
     rng, model = np.random.default_rng(seed), MODELS[name]()
     X = rng.normal(size=(n, D)) * rng.uniform(0.3, 2.0, size=(n, 1)) + rng.choice([-2, 2], (n, 1))
-    if isinstance(model, GaussianLinearModel):
-        y = X @ rng.normal(size=D) + rng.normal(size=n)
-    elif isinstance(model, LogisticModel) and model.n_classes == 2:
-        y = rng.choice([-1.0, 1.0], size=n)
-    else:
-        y = rng.integers(0, 3, size=n)
-    prior = toy_prior(name, model)
-    w = rng.integers(1, 4, size=n).astype(float) if weighted else None
-    return Problem(model, prior, X, y, w, 0.1 * rng.normal(size=model.n_params)), rng
+    return toy_problem(name, model, X, rng, weighted), rng
 
 
 def estimates(est, theta, n_rounds, seed=0):

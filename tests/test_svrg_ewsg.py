@@ -13,14 +13,10 @@ from sklearn.datasets import load_breast_cancer, make_blobs
 from sklearn.model_selection import GridSearchCV
 from sklearn.preprocessing import StandardScaler
 
-from conftest import D, toy_models, toy_prior, rngs_for, check_exact
+from conftest import D, toy_models, rngs_for, check_exact, toy_problem
 from skbayes_sg import BayesianLinearRegression, BayesianLogisticRegression, BayesianMLPClassifier
-from skbayes_sg.models import (
-    GaussianLinearModel,
-    LogisticModel,
-)
 from skbayes_sg.samplers import SGHMC, SGLD, SGNHT, dense, identity
-from skbayes_sg.subsampling import EWSG, SVRG, SUBSAMPLING, Problem, Uniform
+from skbayes_sg.subsampling import EWSG, SVRG, SUBSAMPLING, Uniform
 
 MODELS = toy_models()
 
@@ -29,16 +25,7 @@ def make_problem(name, n=200, seed=0, weighted=False):
     """A small Problem for ``name`` with heterogeneous rows (and a mode)."""
     rng, model = np.random.default_rng(seed), MODELS[name]()
     X = rng.normal(size=(n, D)) * rng.uniform(0.3, 2.0, size=(n, 1))
-    if isinstance(model, GaussianLinearModel):
-        y = X @ rng.normal(size=D) + rng.normal(size=n)
-    elif isinstance(model, LogisticModel) and model.n_classes == 2:
-        y = rng.choice([-1.0, 1.0], size=n)
-    else:
-        y = rng.integers(0, 3, size=n)
-    prior = toy_prior(name, model)
-    w = rng.integers(1, 4, size=n).astype(float) if weighted else None
-    mode = 0.1 * rng.normal(size=model.n_params)
-    return Problem(model, prior, X, y, w, mode), rng
+    return toy_problem(name, model, X, rng, weighted), rng
 
 
 def svrg_estimates(pb, theta, anchor, n_rounds, strategy, b=10, seed=0):
