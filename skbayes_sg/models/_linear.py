@@ -4,7 +4,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._base import linear_predictor
+from ._base import as_float64, linear_predictor
 
 __all__ = ["GaussianLinearModel"]
 
@@ -123,7 +123,7 @@ class GaussianLinearModel:
         """
         if weight is not None:
             r = r * weight
-        C, d = r.shape[0], self.n_features
+        C, d, X = r.shape[0], self.n_features, as_float64(X)
         out = np.empty((C, self.n_params))
         if X.ndim == 2:
             np.matmul(r, X, out=out[:, :d])

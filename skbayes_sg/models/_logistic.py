@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import expit, log_expit, logsumexp, softmax
 
-from ._base import linear_predictor
+from ._base import as_float64, linear_predictor
 
 __all__ = ["LogisticModel"]
 
@@ -94,7 +94,7 @@ class LogisticModel:
         nw = self._nw
         if self._rows == 1:
             return linear_predictor(X, theta[:, :nw], theta[:, nw] if self.fit_intercept else None)
-        W = theta[:, :nw].reshape(theta.shape[0], self._rows, self.n_features)
+        W, X = theta[:, :nw].reshape(theta.shape[0], self._rows, self.n_features), as_float64(X)
         z = np.matmul(W, X.T if X.ndim == 2 else X.transpose(0, 2, 1))
         if self.fit_intercept:
             z += theta[:, nw:, None]
@@ -139,7 +139,7 @@ class LogisticModel:
         """``sum_i w_i r_i (x) [x_i, 1]`` as ``(C, p)`` from responses ``r``."""
         if weight is not None:
             r = r * (weight if self._rows == 1 else weight[..., None])
-        C, nw = r.shape[0], self._nw
+        C, nw, X = r.shape[0], self._nw, as_float64(X)
         out = np.empty((C, self.n_params))
         if self._rows == 1:
             if X.ndim == 2:

@@ -5,6 +5,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import expit, logsumexp, softmax
 
+from ._base import as_float64
+
 __all__ = ["ACTIVATIONS", "MLPModel"]
 
 _MAX_PREDICT_ELEMENTS = 10_000_000
@@ -139,6 +141,7 @@ class MLPModel:
     def _forward(self, theta, X):
         """Hidden activations ``[X, a_1, ..., a_L]`` and logits ``(C, b, K)``."""
         act = ACTIVATIONS[self.activation][0]
+        X = as_float64(X)
         C, acts, a = theta.shape[0], [X], X
         last = self.n_layers - 1
         for l, ((s, e, shape), (bs, be)) in enumerate(zip(self._coef_indptr,

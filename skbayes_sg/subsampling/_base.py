@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..models import as_float64
 from ..utils import ParamsMixin
 
 __all__ = ["BaseStrategy", "GradientEstimator", "Problem"]
@@ -61,7 +62,7 @@ class Problem:
         for start in range(0, self.n_rows, chunk):
             sl = slice(start, start + chunk)
             w = None if self.weight is None else self.weight[sl]
-            g = g + self.model.grad_sum(theta, self.X[sl], self.y[sl], w)
+            g = g + self.model.grad_sum(theta, as_float64(self.X[sl]), self.y[sl], w)
         return g
 
     def potential(self, theta, chunk=8192):
@@ -69,7 +70,7 @@ class Problem:
         u = self.prior.value(theta)
         for start in range(0, self.n_rows, chunk):
             sl = slice(start, start + chunk)
-            f = self.model.nll(theta, self.X[sl], self.y[sl])
+            f = self.model.nll(theta, as_float64(self.X[sl]), self.y[sl])
             u = u + (f.sum(axis=1) if self.weight is None else f @ self.weight[sl])
         return u
 
