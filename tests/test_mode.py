@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from conftest import D, toy_models, toy_prior
-from skbayes_sg.preprocessing import find_mode
+from skbayes_sg.preprocessing import _mode, find_mode
 from skbayes_sg.preprocessing._mode import lbfgs_mode
 from skbayes_sg.preprocessing._newton import newton_mode
 from skbayes_sg.subsampling import Problem
@@ -33,7 +33,7 @@ def problem(name, weighted, n=400, seed=0):
 @pytest.mark.parametrize("name", ["binary", "softmax", "linear_fixed", "linear_inferred"])
 def test_newton_matches_lbfgs(name, weighted):
     pb = problem(name, weighted)
-    theta_n, evals_n = newton_mode(pb)
+    theta_n, evals_n, H_n = newton_mode(pb)
     theta_l, evals_l = lbfgs_mode(pb)
     assert theta_n is not None
     # distance in posterior-sd units (Laplace metric at the mode)
@@ -43,13 +43,30 @@ def test_newton_matches_lbfgs(name, weighted):
     assert d @ H @ d < 1e-6
     assert np.abs(pb.full_grad(theta_n[None])[0]).max() < 1e-6 * pb.n_rows
     assert evals_n <= 40 * pb.n_rows
+    assert np.allclose(H_n, full_hessian(pb, theta_n))  # reused by the Laplace step
 
 
 def test_find_mode_uses_newton_for_dense_glms():
     pb = problem("softmax", False)
-    theta, evals = find_mode(pb, np.random.default_rng(0))
+    theta, evals, H = find_mode(pb, np.random.default_rng(0))
     assert np.allclose(theta, newton_mode(pb)[0])
     assert evals == newton_mode(pb)[1]
+    assert H is not None
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_large_data_newton_starts_from_a_subsample_mode(monkeypatch, weighted):
+    # with N >= 4 x _WARM_ROWS, Newton first solves a scaled subsample; the
+    # full-data iterations then start close and the mode is the same
+    pb = problem("binary", weighted, n=4000)
+    cold = newton_mode(pb)
+    monkeypatch.setattr(_mode, "_WARM_ROWS", 500)
+    warm = find_mode(pb, np.random.default_rng(0))
+    d = warm.theta - cold.theta
+    assert d @ cold.hessian @ d < 1e-8
+    assert warm.n_grad_evals < cold.n_grad_evals  # subsample passes cost 500 rows
+    monkeypatch.setattr(_mode, "_WARM_ROWS", 1001)  # N < 4 x m: no warm start
+    assert np.allclose(find_mode(pb, np.random.default_rng(0)).theta, cold.theta)
 
 
 def test_newton_gives_up_on_a_broken_hessian():
@@ -67,5 +84,5 @@ def test_newton_gives_up_on_a_broken_hessian():
             return getattr(pb.model, name)
 
     bad = Problem(Flat(), pb.prior, pb.X, pb.y, None, pb.mode)
-    theta, evals = newton_mode(bad)
-    assert theta is None and evals > 0
+    theta, evals, H = newton_mode(bad)
+    assert theta is None and evals > 0 and H is None

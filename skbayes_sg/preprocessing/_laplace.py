@@ -8,6 +8,8 @@ Gauss-Newton (Fisher) matrix.
 import numpy as np
 from scipy.linalg import eigh
 
+from ..models import as_float64
+
 __all__ = ["laplace_covariance", "whitened_curvature", "full_hessian", "DENSE_MAX_PARAMS"]
 
 DENSE_MAX_PARAMS = 500  # "auto" uses a dense preconditioner up to this many parameters
@@ -28,7 +30,7 @@ def _chunked(problem, fn, theta, chunk=8192):
     for start in range(0, problem.n_rows, chunk):
         sl = slice(start, start + chunk)
         w = None if problem.weight is None else problem.weight[sl]
-        part = fn(theta, problem.X[sl], problem.y[sl], w)
+        part = fn(theta, as_float64(problem.X[sl]), problem.y[sl], w)
         total = part if total is None else total + part
     return total
 
@@ -47,7 +49,7 @@ def uses_dense(problem, kind):
         kind == "auto" and model.n_params <= DENSE_MAX_PARAMS and has_exact_hessian(model))
 
 
-def laplace_covariance(problem, kind):
+def laplace_covariance(problem, kind, hessian=None):
     """Laplace covariance at ``problem.mode``.
 
     Parameters
@@ -57,6 +59,9 @@ def laplace_covariance(problem, kind):
         ``"laplace"`` dense (models with an exact Hessian), ``"diagonal"``
         inverse diagonal curvature, ``"auto"`` dense when the model has an
         exact Hessian and ``p <= DENSE_MAX_PARAMS``, else diagonal.
+    hessian : ndarray of shape (p, p), optional
+        The dense Hessian at the mode if already known (Newton's last one):
+        used instead of a new pass when ``kind`` means dense.
 
     Returns
     -------
@@ -64,11 +69,14 @@ def laplace_covariance(problem, kind):
     hessian : ndarray (p, p) or None
         The dense Hessian when it was computed (reused for the curvature).
     n_grad_evals : int
-        Per-example second-order evaluations (one pass).
+        Per-example second-order evaluations (one pass, or 0 when
+        ``hessian`` was given).
     """
     model, theta = problem.model, problem.mode
     prec = problem.prior.hessian_diag(theta)
     if uses_dense(problem, kind):
+        if hessian is not None:
+            return np.linalg.inv(hessian), hessian, 0
         H = full_hessian(problem, theta)
         return np.linalg.inv(H), H, problem.n_rows
     d = _chunked(problem, model.hessian_diag, theta) + prec

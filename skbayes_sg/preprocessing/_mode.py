@@ -5,34 +5,60 @@ where the chains start, so the optimiser replaces most of burn-in.
 """
 
 import warnings
+from dataclasses import replace
 
 import numpy as np
 from scipy.optimize import minimize
 
 from ..utils import ConvergenceWarning
 from ._laplace import uses_dense
-from ._newton import newton_mode
+from ._newton import ModeResult, newton_mode
 
-__all__ = ["find_mode", "lbfgs_mode", "adam_mode"]
+__all__ = ["ModeResult", "find_mode", "lbfgs_mode", "adam_mode"]
+
+# Newton first runs on a uniform subsample of this many rows (likelihood scaled
+# to N) when the data have at least 4x as many: full-data Newton then starts a
+# few posterior sd from the mode and needs 2-3 iterations instead of 6-8.
+_WARM_ROWS = 65_536
 
 
 def find_mode(problem, rng, *, max_iter=None):
-    """Mode of ``problem``: returns ``(theta_hat (p,), n_grad_evals)``.
+    """Mode of ``problem`` as a :class:`ModeResult` ``(theta, n_grad_evals, hessian)``.
 
     GLMs with a dense exact Hessian (``p <= DENSE_MAX_PARAMS``) use damped
-    Newton (a few passes), falling back to full-batch L-BFGS when Newton
-    cannot proceed; larger GLMs use L-BFGS; the MLP a few epochs of
-    minibatch Adam from a Glorot initialisation.
+    Newton (a few passes; on large data warm-started from the mode of a
+    subsample drawn with ``rng``), falling back to full-batch L-BFGS when
+    Newton cannot proceed; larger GLMs use L-BFGS; the MLP a few epochs of
+    minibatch Adam from a Glorot initialisation.  ``hessian`` is Newton's
+    Hessian at the mode, or None.
     """
     if getattr(problem.model, "is_glm", False) or not hasattr(problem.model, "init_position"):
         newton_evals = 0
         if max_iter is None and uses_dense(problem, "auto"):
-            theta, newton_evals = newton_mode(problem)
-            if theta is not None:
-                return theta, newton_evals
+            theta0, newton_evals = _warm_start(problem, rng)
+            res = newton_mode(problem, theta0=theta0)
+            newton_evals += res.n_grad_evals
+            if res.theta is not None:
+                return res._replace(n_grad_evals=newton_evals)
         theta, evals = lbfgs_mode(problem, max_iter=max_iter or 500)
-        return theta, evals + newton_evals
-    return adam_mode(problem, rng, n_epochs=max_iter)
+        return ModeResult(theta, evals + newton_evals)
+    return ModeResult(*adam_mode(problem, rng, n_epochs=max_iter))
+
+
+def _warm_start(problem, rng):
+    """``(theta0, evals)``: Newton's mode on a subsample, or ``(None, 0)``.
+
+    The subsample's likelihood is scaled by ``N / m`` (weights), so its mode
+    is within about ``sqrt(N / m)`` posterior sd of the full mode.
+    """
+    N, m = problem.n_rows, _WARM_ROWS
+    if N < 4 * m:
+        return None, 0
+    idx = np.sort(rng.choice(N, size=m, replace=False))
+    w = problem.rows_weight(idx)
+    w = np.full(m, N / m) if w is None else w * (N / m)
+    res = newton_mode(replace(problem, X=problem.X[idx], y=problem.y[idx], weight=w))
+    return res.theta, res.n_grad_evals
 
 
 def lbfgs_mode(problem, *, max_iter=500, theta0=None):

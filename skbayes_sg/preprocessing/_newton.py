@@ -8,12 +8,14 @@ problem took 250-560 data passes (pendigits, covtype, a9a; on a9a it hit its
 ``g' H^-1 g`` is the squared distance to the mode in posterior-sd units.
 """
 
+from typing import NamedTuple
+
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
 from ._laplace import full_hessian
 
-__all__ = ["newton_mode"]
+__all__ = ["ModeResult", "newton_mode"]
 
 
 def _direction(H, g):
@@ -46,14 +48,24 @@ def _line_search(problem, theta, step, decrement):
     return None, evals
 
 
-def newton_mode(problem, *, theta0=None, max_iter=50, tol=1e-10):
-    """Mode by damped Newton: ``(theta_hat, n_grad_evals)``, or ``(None, evals)``.
+class ModeResult(NamedTuple):
+    """A mode search: ``theta`` (None if it failed), the per-example
+    evaluations spent, and the dense Hessian at ``theta`` when the method
+    computed it (Newton; the Laplace approximation reuses it)."""
 
-    ``None`` means Newton could not proceed (no positive-definite shift of
-    the Hessian, line search failed, or ``max_iter`` reached); the caller then
-    restarts with L-BFGS.
-    Each iteration costs a gradient pass, a Hessian pass and the line-search
-    potentials (all counted as per-example evaluations).
+    theta: np.ndarray
+    n_grad_evals: int
+    hessian: np.ndarray = None
+
+
+def newton_mode(problem, *, theta0=None, max_iter=50, tol=1e-10):
+    """Mode by damped Newton, as a :class:`ModeResult`.
+
+    ``theta`` is None when Newton could not proceed (no positive-definite
+    shift of the Hessian, line search failed, or ``max_iter`` reached); the
+    caller then restarts with L-BFGS.  Each iteration costs a gradient pass,
+    a Hessian pass and the line-search potentials (all counted as
+    per-example evaluations); the last Hessian is the one at the mode.
     """
     theta = np.zeros(problem.model.n_params) if theta0 is None else np.array(theta0, float)
     evals = 0
@@ -63,12 +75,12 @@ def newton_mode(problem, *, theta0=None, max_iter=50, tol=1e-10):
         evals += 2 * problem.n_rows
         step = _direction(H, g)
         if step is None or not np.all(np.isfinite(step)):
-            return None, evals
+            return ModeResult(None, evals)
         decrement = float(g @ step)
         if decrement < tol * max(1, theta.size):
-            return theta, evals
+            return ModeResult(theta, evals, H)
         theta, more = _line_search(problem, theta, step, decrement)
         evals += more
         if theta is None:
-            return None, evals
-    return None, evals
+            return ModeResult(None, evals)
+    return ModeResult(None, evals)
