@@ -20,11 +20,13 @@ class Preconditioner:
     """Factor ``L`` of ``M = L L^T``; ``kind`` is identity, diagonal or dense.
 
     ``factor`` is None (identity), ``(p,)`` (diagonal) or lower-triangular
-    ``(p, p)`` (dense).
+    ``(p, p)`` (dense); ``full`` is ``M`` itself for dense (one product per
+    SGLD drift instead of two).
     """
 
     kind: str
     factor: np.ndarray = None
+    full: np.ndarray = None
 
     def to_u(self, g):
         """Gradient in whitened coordinates: ``L^T g`` per row."""
@@ -40,6 +42,8 @@ class Preconditioner:
 
     def apply(self, g):
         """``M g`` per row (the SGLD drift direction)."""
+        if self.full is not None:
+            return g @ self.full
         return self.from_u(self.to_u(g))
 
     def matrix(self, p):
@@ -60,7 +64,8 @@ def diagonal(variances):
 def dense(covariance):
     """Dense ``M = covariance`` through its Cholesky factor."""
     cov = np.asarray(covariance, dtype=float)
-    return Preconditioner("dense", np.linalg.cholesky(0.5 * (cov + cov.T)))
+    factor = np.linalg.cholesky(0.5 * (cov + cov.T))
+    return Preconditioner("dense", factor, factor @ factor.T)
 
 
 _TO_U = {
