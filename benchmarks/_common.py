@@ -4,6 +4,7 @@ import argparse
 import json
 import os
 import platform
+import shlex
 import sys
 from pathlib import Path
 
@@ -90,7 +91,8 @@ def header(title, args, *, seeds, repeats, note=""):
     lines = [f"## {title} ({'quick' if args.quick else 'full'} run)", "",
              f"Machine: {hw}. The machine was shared with other jobs during the run, so wall "
              "seconds are comparable only within this table.", "",
-             f"Seeds: {seeds}; repeats: {repeats} (mean ± sd over repeats where shown).", ""]
+             f"Seeds: {seeds}; repeats: {repeats} (mean ± sd over repeats where shown).", "",
+             f"Command: `python {shlex.join(sys.argv)}`", ""]
     if note:
         lines += [note, ""]
     return "\n".join(lines)

@@ -148,7 +148,7 @@ def _row(label, r):
 
 
 def markdown(res, args):
-    note = (__doc__.split("\n\n", 2)[2].strip() + "\n\nColumns: max / median |posterior-mean "
+    note = (__doc__.split("\n\n", 3)[3].strip() + "\n\nColumns: max / median |posterior-mean "
             "error| in reference sds; sd ratio min / median / max (1 = matches the reference); "
             "seconds = wall time of the whole fit (preprocessing + sampling); data passes "
             "(per-example gradient evaluations / N, preprocessing included); min bulk ESS and "
