@@ -19,6 +19,7 @@ from skbayes_sg import BayesianLinearRegression, BayesianLogisticRegression, Bay
 from skbayes_sg.models import GaussianLinearModel, GaussianPrior
 from skbayes_sg.preprocessing import RowView, allocate_batch, compress, kmeans_strata
 from skbayes_sg.subsampling import Compressed, Problem, Stratified, StratifiedIndex
+from skbayes_sg.utils import ApproximationWarning
 
 MODELS = toy_models()
 FAST = dict(n_warmup=60, n_draws=40, n_chains=2, random_state=0)
@@ -162,6 +163,38 @@ def test_compressed_kl_shrinks_with_radius(diabetes_problem):
         assert est.exact and est.attributes["compression_radius"] <= radius + 1e-12
     assert kls[0] < 1e-8 and ratios[0] == 1.0
     assert np.all(np.diff(kls) > 0) and np.all(np.diff(ratios) < 0)
+
+
+def test_compression_shift_is_the_exact_mode_shift_for_fixed_noise_linear(diabetes_problem):
+    # quadratic potential: one Newton step from the full-data mode lands on the compressed mode
+    X, y, s, (mean, cov) = diabetes_problem
+    pb = Problem(GaussianLinearModel(X.shape[1], False, noise_std=s),
+                 GaussianPrior(np.ones(X.shape[1])), X, y, None, mean, cov)
+    shifts = []
+    for radius in [0.0, 0.1, 0.2, 0.5]:
+        est = Compressed(radius=radius).build(pb, batch_size=50, rng=np.random.default_rng(0))
+        small = est.problem
+        prec = (small.X.T * small.weight) @ small.X / s**2 + np.eye(X.shape[1])
+        d = np.linalg.solve(prec, (small.X.T * small.weight) @ small.y / s**2) - mean
+        exact = np.max(np.abs(d) / np.sqrt(np.diag(cov)))
+        shift = est.attributes["compression_shift"]
+        assert shift == pytest.approx(exact, rel=1e-8, abs=1e-10)
+        assert bool(est.warnings) == (shift > 0.3)
+        shifts.append(shift)
+    assert shifts[0] < 1e-10 and shifts[-1] > 1.0 and np.all(np.diff(shifts) > 0)
+
+
+def test_coarse_compression_warns_and_exact_compression_does_not(diabetes_problem):
+    X, y, s, _ = diabetes_problem
+    kw = dict(noise_std=s, sampler="hmc", n_warmup=100, n_draws=100, random_state=0)
+    with pytest.warns(ApproximationWarning, match="smaller radius"):
+        coarse = BayesianLinearRegression(subsampling=Compressed(radius=0.5), **kw).fit(X, y)
+    assert coarse.compression_shift_ > 1.0
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        exact = BayesianLinearRegression(subsampling=Compressed(radius=0.0), **kw).fit(X, y)
+    assert exact.compression_shift_ < 1e-8
+    assert not [w for w in caught if issubclass(w.category, ApproximationWarning)]
 
 
 @pytest.mark.parametrize("name", list(MODELS))

@@ -13,7 +13,7 @@ from ..diagnostics import effective_sample_size, split_rhat
 from ..models import GaussianPrior
 from ..samplers import SAMPLERS, BaseSampler
 from ..subsampling import SUBSAMPLING, BaseStrategy, Problem
-from ..utils import ConvergenceWarning, make_rng, make_streams
+from ..utils import ApproximationWarning, ConvergenceWarning, make_rng, make_streams
 from ._fit import check_combination, prepare, resolve, sample_with_retries
 from ._progress import make_progress
 from ._report import _ReportMixin
@@ -104,6 +104,8 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
         self.preprocessing_ = prep.info
         for key, value in prep.estimator.attributes.items():
             setattr(self, f"{key}_", value)
+        for message in prep.estimator.warnings:
+            warnings.warn(message, ApproximationWarning)
         self._set_diagnostics(prep, evals, steps, info, t1 - t0, seconds, X.shape[0])
         self._store_summaries()
         if progress is not None:

@@ -1,6 +1,6 @@
 """Everything done once in ``fit`` before sampling: mode, Laplace, pilots."""
 
-from ._laplace import DENSE_MAX_PARAMS, laplace_covariance, whitened_curvature
+from ._laplace import DENSE_MAX_PARAMS, laplace_covariance, mode_shift, whitened_curvature
 from ._mode import adam_mode, find_mode, lbfgs_mode
 from ._pilot import gradient_noise, laplace_draws, power_curvature
 from ._compress import Compression, compress
@@ -23,6 +23,7 @@ __all__ = [
     "laplace_covariance",
     "laplace_draws",
     "lbfgs_mode",
+    "mode_shift",
     "power_curvature",
     "whitened_curvature",
     "curvature_weights",

@@ -10,7 +10,8 @@ from scipy.linalg import eigh
 
 from ..models import as_float64
 
-__all__ = ["laplace_covariance", "whitened_curvature", "full_hessian", "DENSE_MAX_PARAMS"]
+__all__ = ["laplace_covariance", "mode_shift", "whitened_curvature", "full_hessian",
+           "DENSE_MAX_PARAMS"]
 
 DENSE_MAX_PARAMS = 500  # "auto" uses a dense preconditioner up to this many parameters
 
@@ -89,3 +90,32 @@ def whitened_curvature(hessian, precond):
     L = precond.from_u(np.eye(p))  # rows: L e_j mapped back, i.e. L^T
     w = eigh(L @ hessian @ L.T, eigvals_only=True)
     return float(w[-1]), float(max(w[0], 1e-12))
+
+
+def mode_shift(problem):
+    """Distance, in Laplace sds, from ``problem.mode`` to the mode of ``problem``'s potential.
+
+    ``problem`` carries the mode and Laplace covariance ``Sigma`` of another
+    potential (the full data) and its own, approximate, data (centroids).
+    One Newton step on its potential from that mode,
+    ``delta = -H~^-1 grad U~(theta_hat)`` (``H~`` its dense Hessian when the
+    model has one and ``p <= DENSE_MAX_PARAMS``, else ``Sigma^-1``), is exact
+    for a quadratic potential.
+
+    Returns
+    -------
+    shift : float
+        ``max_k |delta_k| / sqrt(Sigma_kk)``; NaN without a mode/covariance.
+    n_grad_evals : int
+        Per-example evaluations spent (one or two passes over the rows).
+    """
+    if problem.mode is None or problem.covariance is None:
+        return float("nan"), 0
+    theta, cov = problem.mode, problem.covariance
+    g = problem.full_grad(theta[None, :])[0]
+    var = np.diag(cov) if cov.ndim == 2 else cov
+    if uses_dense(problem, "auto"):
+        delta = np.linalg.lstsq(full_hessian(problem, theta), g, rcond=None)[0]
+        return float(np.max(np.abs(delta) / np.sqrt(var))), 2 * problem.n_rows
+    delta = cov @ g if cov.ndim == 2 else cov * g
+    return float(np.max(np.abs(delta) / np.sqrt(var))), problem.n_rows

@@ -95,6 +95,9 @@ class GradientEstimator:
         becomes ``estimator.compression_ratio_``.
     preprocessing_evals : int
         Per-example gradient evaluations spent in ``build``.
+    warnings : list of str
+        Messages ``fit`` emits as :class:`~skbayes_sg.utils.ApproximationWarning`
+        (a strategy whose target is measurably off the exact posterior).
     """
 
     exact = False
@@ -106,6 +109,7 @@ class GradientEstimator:
         self.info = {} if info is None else info
         self.attributes = {} if attributes is None else attributes
         self.preprocessing_evals = preprocessing_evals
+        self.warnings = []
 
     def bind(self, step_size, sampler, precond):
         """Learn the dynamics once the step size is fixed (EWSG needs them).
