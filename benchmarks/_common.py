@@ -9,9 +9,15 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 
-__all__ = ["cli", "data_dir", "header", "load_npz", "machine", "mean_sd", "save_plot",
-           "write_json", "write_markdown"]
+from skbayes_sg.utils import ApproximationWarning
+
+__all__ = ["LIBRARY_WARNINGS", "cli", "data_dir", "header", "load_npz", "machine", "mean_sd",
+           "save_plot", "write_json", "write_markdown"]
+
+# what counts as "the library warned" in the accuracy tables
+LIBRARY_WARNINGS = (ConvergenceWarning, ApproximationWarning)
 
 
 def data_dir(cli_value=None):
