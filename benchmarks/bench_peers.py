@@ -19,6 +19,8 @@ BlackJAX SGLD and SGLD-CV (jit + lax.scan, CPU) run at the library's batch
 size and chain length; their step size is an oracle (a fraction of the
 smallest reference posterior variance), since BlackJAX has no automatic rule.
 Without jax the reference is a long skbayes_sg ``hmc`` + ``full`` run.
+``--reference-cache DIR`` keeps the reference draws so the library side can
+be rerun without repeating NUTS (40 min on a9a).
 """
 
 import json
@@ -75,6 +77,27 @@ def compare(draws, ref):
     return {"err_max": float(err.max()), "err_median": float(np.median(err)),
             "sd_min": float(ratio.min()), "sd_median": float(np.median(ratio)),
             "sd_max": float(ratio.max())}
+
+
+def cached_reference(name, X, y, args, peers):
+    """:func:`reference`, read from / written to ``--reference-cache`` when given.
+
+    The cache (``<dir>/<problem>_reference.npz``: the reference draws and their
+    summary) lets the library side be rerun without the NUTS run; it is keyed
+    by the NUTS settings, and a mismatch recomputes.
+    """
+    path = Path(args.reference_cache) / f"{name}_reference.npz" if args.reference_cache else None
+    key = f"{args.quick} {args.nuts_warmup} {args.nuts_draws} {list(X.shape)}"
+    if path is not None and path.exists():
+        cached = np.load(path, allow_pickle=False)
+        if str(cached["key"]) == key:
+            print(f"[{name}] reference read from {path}", flush=True)
+            return cached["theta"], json.loads(str(cached["info"]))
+    theta, info = reference(X, y, args, peers)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.savez(path, theta=theta, info=json.dumps(info), key=key)
+    return theta, info
 
 
 def reference(X, y, args, peers):
@@ -211,7 +234,8 @@ def main():
     args = cli(__doc__, draws={"type": int, "default": None, "help": "library n_draws"},
                nuts_warmup={"type": int, "default": 500}, nuts_draws={"type": int, "default": 500},
                problems={"nargs": "+", "default": ["a9a", "synthetic"]},
-               render={"help": "only re-render --markdown/--plot from this results JSON"})
+               render={"help": "only re-render --markdown/--plot from this results JSON"},
+               reference_cache={"help": "directory caching the reference draws per problem"})
     if args.render:  # re-render the tables and plot of a finished run
         res = json.loads(Path(args.render).read_text())
         write_markdown(args.markdown, markdown(res, args))
@@ -222,7 +246,7 @@ def main():
     res = {"peers": peers, "problems": {}}
     for name, X, y in problems(args):
         print(f"[{name}] reference", flush=True)
-        ref, rinfo = reference(X, y, args, peers)
+        ref, rinfo = cached_reference(name, X, y, args, peers)
         p = res["problems"][name] = {"shape": list(X.shape), "reference": rinfo, "combos": {},
                                      "peers": run_blackjax(X, y, ref, args) if peers else {}}
         for smp, sub in combos:

@@ -1,6 +1,7 @@
 """Behaviour of the estimators inside the scikit-learn ecosystem."""
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -169,3 +170,44 @@ def test_noise_dominated_fit_says_what_to_do():
     with pytest.warns(ConvergenceWarning, match="increase batch_size"):
         BayesianLogisticRegression(subsampling="control_variates", batch_size=10,
                                    n_warmup=100, n_draws=100, random_state=0).fit(X, y)
+
+
+@pytest.fixture(scope="module")
+def noisy_logistic():
+    """20,000 rows: uniform minibatches of 100 are far too noisy for a useful step."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(20_000, 4))
+    y = (X @ np.array([1.0, -2.0, 0.5, 0.0]) + rng.logistic(size=20_000) > 0).astype(int)
+    return X, y
+
+
+def test_auto_batch_grows_only_when_the_noise_binds_the_step(noisy_logistic):
+    X, y = noisy_logistic
+    fast = dict(n_warmup=50, n_draws=50, n_chains=2, random_state=0)
+    noisy = BayesianLogisticRegression(subsampling="uniform", **fast)
+    with pytest.warns(ConvergenceWarning):
+        d = noisy.fit(X, y).diagnostics_
+    assert noisy.batch_size == "auto" and d["batch_size"] == 1600  # capped
+    assert d["grad_evals_per_step"] == pytest.approx(1600)
+    fixed = clone(noisy).set_params(batch_size=100)
+    with pytest.warns(ConvergenceWarning):
+        d100 = fixed.fit(X, y).diagnostics_
+    assert d100["batch_size"] == 100 and d100["step_size"] < d["step_size"] / 8
+    # control variates: the noise at 100 rows already allows the near noise-free step
+    cv = BayesianLogisticRegression(subsampling="control_variates", **fast).fit(X, y)
+    assert cv.diagnostics_["batch_size"] == 100
+    # a numeric step or an exact gradient keeps the starting batch
+    for kw in ({"step_size": 1e-4}, {"sampler": "hmc", "subsampling": "full"}):
+        est = BayesianLogisticRegression(subsampling="uniform", **fast).set_params(**kw)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            assert est.fit(X[:3000], y[:3000]).diagnostics_["batch_size"] == 100
+
+
+def test_auto_batch_is_capped_by_the_number_of_rows(noisy_logistic):
+    X, y = noisy_logistic
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est = BayesianLogisticRegression(subsampling="uniform", n_warmup=50, n_draws=50,
+                                         n_chains=2, random_state=0).fit(X[:700], y[:700])
+    assert 100 < est.diagnostics_["batch_size"] <= 700

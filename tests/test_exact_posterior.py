@@ -30,5 +30,5 @@ def test_ill_conditioned_defaults(problem, kw, request):
 def test_sg_samplers_well_conditioned(sampler, well_conditioned_problem):
     X, y, s, (mean, cov) = well_conditioned_problem
     reg = fit_exact_linear(X, y, s, sampler=sampler, subsampling="uniform", preconditioner=None,
-               n_warmup=2000, n_draws=20_000, thin=5)
+               n_warmup=2000, n_draws=20_000, thin=5, batch_size=100)
     check_exact(reg, mean, cov)

@@ -237,7 +237,7 @@ def _fit_linear(X, y, s, **kw):
 def test_well_conditioned_long_chains(subsampling, well_conditioned_problem):
     X, y, s, (mean, cov) = well_conditioned_problem
     reg = _fit_linear(X, y, s, sampler="sgld", subsampling=subsampling, preconditioner=None,
-                      n_warmup=2000, n_draws=20_000, thin=5)
+                      n_warmup=2000, n_draws=20_000, thin=5, batch_size=100)
     check_exact(reg, mean, cov)
 
 
@@ -252,7 +252,7 @@ def test_ill_conditioned_default_lengths(problem, subsampling, request):
 
 # ------------------------------------------------------------ estimators
 
-FAST = dict(n_warmup=100, n_draws=100, n_chains=2, random_state=0)
+FAST = dict(n_warmup=100, n_draws=100, n_chains=2, batch_size=100, random_state=0)
 
 
 @pytest.fixture(scope="module")

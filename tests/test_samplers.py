@@ -32,6 +32,7 @@ from skbayes_sg.samplers import (
     SGHMC,
     SGLD,
     SGNHT,
+    auto_batch_size,
     auto_step_size,
     dense,
     diagonal,
@@ -177,6 +178,27 @@ def test_auto_step_size_bounds_stationary_variance(name):
             h /= sampler.step_scale(4.0, nu, 1)
         for lam in np.linspace(0.5, 4.0, 15):
             assert abs(lam * sampler.stationary_variance(h, lam, nu) - 1.0) <= AUTO_TOL + 1e-12
+
+
+@pytest.mark.parametrize("name", SG_NAMES)
+def test_auto_batch_size_doubles_only_while_noise_binds_the_step(name):
+    sampler = SAMPLERS[name]()
+
+    def whitened(nu):
+        h = auto_step_size(sampler, 2.0, nu, lam_min=0.5)
+        return h / sampler.step_scale(2.0, nu, 1) if name == "psgld" else h
+
+    h0 = whitened(0.0)
+    assert auto_batch_size(sampler, 2.0, 0.0, 100, 1600, lam_min=0.5) == 100  # noise-free
+    for nu in (0.1, 3.0, 30.0, 1e4):
+        b = auto_batch_size(sampler, 2.0, nu, 100, 1600, lam_min=0.5)
+        assert b in (100, 200, 400, 800, 1600)
+        if b < 1600:  # reached: at least half the noise-free step, and b/2 did not
+            assert whitened(nu * 100 / b) >= 0.5 * h0
+        if b > 100:
+            assert whitened(nu * 100 / (b // 2)) < 0.5 * h0
+    assert auto_batch_size(sampler, 2.0, 1e4, 100, 1600, lam_min=0.5) == 1600  # capped
+    assert auto_batch_size(sampler, 2.0, 1e4, 100, 300, lam_min=0.5) in (100, 300)
 
 
 def _noisy_isotropic(sampler, h, lam, nu, n_chains=64, n_draws=10000, seed=0, p=8):

@@ -22,7 +22,7 @@ from skbayes_sg.subsampling import Compressed, Problem, Stratified, StratifiedIn
 from skbayes_sg.utils import ApproximationWarning
 
 MODELS = toy_models()
-FAST = dict(n_warmup=60, n_draws=40, n_chains=2, random_state=0)
+FAST = dict(n_warmup=60, n_draws=40, n_chains=2, batch_size=100, random_state=0)
 
 
 def make_problem(name, n=200, seed=0, weighted=False):
@@ -210,7 +210,7 @@ def test_compressed_inner_minibatches_unbiased_for_compressed_potential(name):
 def test_stratified_sgld_well_conditioned(well_conditioned_problem):
     X, y, s, (mean, cov) = well_conditioned_problem
     reg = fit_exact_linear(X, y, s, sampler="sgld", subsampling="stratified", preconditioner=None,
-               n_warmup=2000, n_draws=20_000, thin=5)
+               n_warmup=2000, n_draws=20_000, thin=5, batch_size=100)
     check_exact(reg, mean, cov)
 
 

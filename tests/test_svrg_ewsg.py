@@ -225,7 +225,7 @@ def test_registry_and_params():
 
 # ---------------------------------------------------------------- estimators
 
-FAST = dict(n_warmup=100, n_draws=100, n_chains=2, random_state=0)
+FAST = dict(n_warmup=100, n_draws=100, n_chains=2, batch_size=100, random_state=0)
 
 
 def _fit_linear(X, y, s, **kw):
@@ -245,7 +245,7 @@ def _fit_linear(X, y, s, **kw):
 def test_well_conditioned_long_chains(sampler, subsampling, well_conditioned_problem):
     X, y, s, (mean, cov) = well_conditioned_problem
     reg = _fit_linear(X, y, s, sampler=sampler, subsampling=subsampling, preconditioner=None,
-                      n_warmup=2000, n_draws=20_000, thin=5)
+                      n_warmup=2000, n_draws=20_000, thin=5, batch_size=100)
     check_exact(reg, mean, cov)
 
 

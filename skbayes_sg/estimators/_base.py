@@ -47,7 +47,7 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
         "fit_intercept": ["boolean"],
         "sampler": [StrOptions(set(SAMPLERS)), BaseSampler],
         "subsampling": [StrOptions(set(SUBSAMPLING)), BaseStrategy],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "batch_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "step_size": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "preconditioner": [StrOptions({"auto", "laplace", "diagonal"}), None],
         "n_warmup": [Interval(Integral, 0, None, closed="left")],
@@ -131,6 +131,7 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
             "preprocessing_seconds": float(pre_seconds),
             "sampling_seconds": float(seconds),
             "gradient_noise": prep.info["gradient_noise"],
+            "batch_size": prep.info["batch_size"],
             "curvature": prep.info["curvature"],
             **info,
         }
@@ -163,7 +164,7 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
         other = ("" if self.subsampling == "preferential_cv"
                  else "try subsampling='preferential_cv', ")
         return (f" The minibatch gradient noise is large ({d['gradient_noise']:.3g} per "
-                f"coordinate in posterior units at batch_size={self.batch_size}), so the "
+                f"coordinate in posterior units at batch_size={d['batch_size']}), so the "
                 f"automatic step is only {d['step_size']:.2g} and the chains barely move: "
                 f"increase batch_size (the noise falls like 1/batch_size), {other}"
                 "or use sampler='hmc', subsampling='full'. A large N / batch_size without "

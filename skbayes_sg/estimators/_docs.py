@@ -15,8 +15,17 @@ default=see signature
         equal cost on every benchmark set and passes the exact-posterior check
         where plain ``"control_variates"`` must take small steps
         (``benchmarks/README.md``).
-    batch_size : int, default=see signature
-        Minibatch size ``b`` (clipped to the number of samples).
+    batch_size : int or "auto", default=see signature
+        Minibatch size ``b`` (clipped to the number of samples).  ``"auto"``
+        (the GLM default, with ``step_size="auto"``): start at 100 and double,
+        up to 1600, while the measured gradient noise holds the automatic step
+        below half its noise-free value
+        (:func:`~skbayes_sg.samplers.auto_batch_size`; each doubling rebuilds
+        the strategy and re-measures the noise).  Where the noise binds, the
+        step and so the mixing per step grow like ``b``: noisy problems get more
+        gradient evaluations per step, well-conditioned ones stay at 100.  The
+        batch used is ``diagnostics_["batch_size"]``.  With a numeric
+        ``step_size``, HMC or an exact strategy it is 100.
     step_size : float or "auto", default="auto"
         Step ``h`` in preconditioned units (SGLD drift ``h/2``; the momentum
         samplers use ``h`` in both updates).  ``"auto"``: the largest step

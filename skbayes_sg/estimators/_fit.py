@@ -22,7 +22,15 @@ from ..preprocessing import (
     power_curvature,
     whitened_curvature,
 )
-from ..samplers import SAMPLERS, auto_step_size, dense, diagonal, identity, run_chains
+from ..samplers import (
+    SAMPLERS,
+    auto_batch_size,
+    auto_step_size,
+    dense,
+    diagonal,
+    identity,
+    run_chains,
+)
 from ..subsampling import SUBSAMPLING, Problem
 from ..utils import DivergenceError
 
@@ -43,6 +51,8 @@ class Prepared(NamedTuple):
 # Gradient-noise pilot: the CV noise grows like ||theta - mode||^2, so its mean over
 # the Laplace draws needs many positions (4 gave a 6x spread of the auto step).
 _PILOT_POSITIONS, _PILOT_ESTIMATES = 16, 8
+# batch_size="auto": start here, double while the gradient noise binds the auto step, stop here
+AUTO_BATCH, AUTO_BATCH_MAX = 100, 1600
 
 def resolve(value, registry, what):
     """A fresh object for a string shortcut or a clone of a given object."""
@@ -116,10 +126,13 @@ def _prepare(problem, sampler, strategy, *, batch_size, step_size, preconditione
     precond, laplace, cov, lam_max, lam_min, pre_evals = _preconditioner(
         preconditioner, problem, rng, hessian)
     problem = Problem(problem.model, problem.prior, problem.X, problem.y, problem.weight, mode, cov)
-    estimator = strategy.build(problem, batch_size=min(batch_size, problem.n_rows), rng=rng)
+    b = min(AUTO_BATCH if batch_size == "auto" else batch_size, problem.n_rows)
+    estimator = strategy.build(problem, batch_size=b, rng=rng)
     pilot = laplace_draws(mode, laplace, rng, _PILOT_POSITIONS)
-    nu, nu_evals = gradient_noise(estimator, rng.spawn(_PILOT_POSITIONS), pilot, precond,
-                                  n_estimates=_PILOT_ESTIMATES)
+    nu, nu_evals = _noise(estimator, rng, pilot, precond)
+    if batch_size == "auto" and step_size == "auto":
+        estimator, nu, nu_evals, b = _auto_batch(sampler, strategy, problem, rng, pilot, precond,
+                                                 (estimator, nu, nu_evals, b), lam_max, lam_min)
     if step_size == "auto":
         initial = getattr(sampler, "initial_step_size", None)
         h = (initial(lam_max) if initial is not None else
@@ -130,8 +143,35 @@ def _prepare(problem, sampler, strategy, *, batch_size, step_size, preconditione
     theta0 = laplace_draws(mode, laplace, streams.init, n_chains, scale=dispersion)
     evals = mode_evals + pre_evals + nu_evals + estimator.preprocessing_evals
     info = {"preprocessing_grad_evals": int(evals), "curvature": lam_max,
-            "gradient_noise": nu, **estimator.info}
+            "gradient_noise": nu, "batch_size": int(b), **estimator.info}
     return Prepared(estimator, precond, h, theta0, mode, info)
+
+
+def _noise(estimator, rng, pilot, precond):
+    """Gradient noise of ``estimator`` at the pilot positions, and its cost."""
+    return gradient_noise(estimator, rng.spawn(_PILOT_POSITIONS), pilot, precond,
+                          n_estimates=_PILOT_ESTIMATES)
+
+
+def _auto_batch(sampler, strategy, problem, rng, pilot, precond, first, lam_max, lam_min):
+    """``batch_size="auto"``: rebuild at a larger batch when the noise binds the step.
+
+    ``first`` is ``(estimator, nu, n_evals, b)`` at ``AUTO_BATCH``; returns the
+    same tuple for the batch :func:`auto_batch_size` picks (HMC and exact
+    strategies keep it), the evaluations of both builds and pilots counted.
+    """
+    estimator, nu, evals, b = first
+    if estimator.exact or hasattr(sampler, "initial_step_size"):
+        return first
+    cap = min(AUTO_BATCH_MAX, problem.n_rows, strategy.max_batch_size(problem.n_rows))
+    b_auto = auto_batch_size(sampler, lam_max, nu, b, max(b, cap), lam_min=lam_min,
+                             n_data=estimator.n_data)
+    if b_auto == b:
+        return first
+    spent = evals + estimator.preprocessing_evals
+    estimator = strategy.build(problem, batch_size=b_auto, rng=rng)
+    nu, evals = _noise(estimator, rng, pilot, precond)
+    return estimator, nu, evals + spent, b_auto
 
 
 def _run_group(sampler, prep, ids, streams, n_warmup, n_draws, thin, progress):

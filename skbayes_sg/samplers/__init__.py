@@ -11,7 +11,7 @@ from ._run import Trace, run_chains
 from ._sghmc import SGHMC
 from ._sgld import SGLD
 from ._sgnht import SGNHT
-from ._step_size import auto_step_size
+from ._step_size import auto_batch_size, auto_step_size
 
 SAMPLERS = {"sgld": SGLD, "psgld": PSGLD, "sghmc": SGHMC, "sgnht": SGNHT, "hmc": HMC}
 
@@ -26,6 +26,7 @@ __all__ = [
     "SGLD",
     "SGNHT",
     "Trace",
+    "auto_batch_size",
     "auto_step_size",
     "dense",
     "diagonal",

@@ -22,7 +22,7 @@ Gaussian approximation of the posterior matters more).
 
 import numpy as np
 
-__all__ = ["auto_step_size"]
+__all__ = ["auto_batch_size", "auto_step_size"]
 
 
 def auto_step_size(sampler, lam_max, nu, *, lam_min=None, n_data=1, tol=0.05, max_step=0.5):
@@ -58,3 +58,29 @@ def auto_step_size(sampler, lam_max, nu, *, lam_min=None, n_data=1, tol=0.05, ma
     if hasattr(sampler, "step_scale"):
         best *= sampler.step_scale(lam_max, nu, n_data)
     return best
+
+
+def auto_batch_size(sampler, lam_max, nu, batch_size, max_batch, *, lam_min=None, n_data=1,
+                    tol=0.05, max_step=0.5, min_fraction=0.5):
+    """Smallest ``b = batch_size * 2^k <= max_batch`` whose auto step is not noise-bound.
+
+    ``nu`` is the gradient noise measured at ``batch_size``; at ``b`` it is
+    taken as ``nu * batch_size / b`` (minibatch noise falls like ``1/b``).
+    Returns the first ``b`` whose :func:`auto_step_size` is at least
+    ``min_fraction`` of the noise-free step (``nu = 0``), else ``max_batch``
+    (``batch_size`` when it is already there).  Where the gradient noise
+    dominates, the step, hence the mixing per step, grows like ``b``, so a
+    fixed number of steps buys more effective draws for proportionally more
+    gradient evaluations; once the step nears its noise-free value extra rows
+    are wasted, which is where this stops.
+    """
+    def step(noise):  # in whitened units (without pSGLD's 1/G rescaling)
+        h = auto_step_size(sampler, lam_max, noise, lam_min=lam_min, n_data=n_data, tol=tol,
+                           max_step=max_step)
+        scale = getattr(sampler, "step_scale", None)
+        return h if scale is None else h / scale(lam_max, noise, n_data)
+
+    target, b = min_fraction * step(0.0), int(batch_size)
+    while b < max_batch and step(nu * batch_size / b) < target:
+        b = min(2 * b, int(max_batch))
+    return b

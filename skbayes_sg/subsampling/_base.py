@@ -144,5 +144,9 @@ class BaseStrategy(ParamsMixin):
         """Preprocess once and return a :class:`GradientEstimator`."""
         raise NotImplementedError
 
+    def max_batch_size(self, n_rows):
+        """Largest minibatch ``batch_size="auto"`` may give this strategy (default ``n_rows``)."""
+        return n_rows
+
     def check_sampler(self, sampler):
         """Raise a ValueError if this strategy cannot work with ``sampler``."""

@@ -133,7 +133,7 @@ class Stratified(BaseStrategy):
     >>> from skbayes_sg.subsampling import Stratified
     >>> X, y = load_breast_cancer(return_X_y=True)
     >>> X = StandardScaler().fit_transform(X)
-    >>> clf = BayesianLogisticRegression(subsampling=Stratified(n_clusters=10),
+    >>> clf = BayesianLogisticRegression(subsampling=Stratified(n_clusters=10), batch_size=100,
     ...                                  n_draws=200, random_state=0).fit(X, y)
     >>> clf.n_strata_, int(clf.batch_allocation_.sum()), int(clf.strata_sizes_.sum())
     (10, 100, 569)

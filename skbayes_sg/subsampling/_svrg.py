@@ -1,5 +1,6 @@
 """vrSG-MCMC: SVRG control variates at a minibatch anchor refreshed every tau steps."""
 
+from numbers import Integral
 from typing import NamedTuple
 
 import numpy as np
@@ -197,6 +198,13 @@ class SVRG(BaseStrategy):
     def __init__(self, n1=None, update_every=None):
         self.n1 = n1
         self.update_every = update_every
+
+    def max_batch_size(self, n_rows):
+        """A given ``n1 < N`` must stay above the minibatch (Theorem 6)."""
+        n1 = self.n1
+        if n1 is None or not isinstance(n1, Integral) or n1 >= n_rows:
+            return n_rows
+        return max(1, int(n1) - 1)
 
     def resolve(self, n_rows, batch_size):
         """Validated ``(n1, tau)`` for ``n_rows`` rows and minibatches of ``batch_size``."""
