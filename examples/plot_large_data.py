@@ -6,8 +6,8 @@ Hessian); at this N the posterior is Gaussian up to O(N^-1/2) sd, which an
 importance-sampling check against the exact density confirms (efficiency ~1).
 Target: every posterior mean within 0.15 posterior sd of it, every sd within
 15%.  The strategies of the list below that ``SUBSAMPLING`` has run with their
-defaults and the same sampler, batch and draws; uniform also runs longer
-(``thin``).  ``compressed`` samples an approximate posterior (centroids replace
+defaults and the same sampler, batch (100, fixed so that the strategies are
+compared at equal cost per step) and draws; uniform also runs longer (``thin``).  ``compressed`` samples an approximate posterior (centroids replace
 clusters): its bias does not shrink with N, so in posterior sds it grows (about
 like sqrt(N) here).  Cost: seconds, gradient evaluations, data passes (preprocessing
 included).  SKBAYES_SG_FIGURES=<dir> moves the PNG.
@@ -54,7 +54,7 @@ results = []
 for strategy, thin in runs:
     t0 = time.perf_counter()
     est = BayesianLogisticRegression(subsampling=strategy, thin=thin, n_warmup=500, n_draws=1000,
-                                     random_state=0).fit(X, y)
+                                     batch_size=100, random_state=0).fit(X, y)
     seconds = time.perf_counter() - t0
     if not results:
         ref_mean, ref_sd, efficiency = reference(est)
