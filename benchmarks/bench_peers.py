@@ -13,10 +13,11 @@ columns are 0/1 indicators, which the loader leaves unscaled) and on a
 synthetic 200,000 x 20 design (equicorrelated Gaussian features, rho = 0.5,
 weights N(0, 0.5^2), intercept 0.3, labels drawn from the logistic model).
 Reference: NumPyro NUTS.  Each library fit keeps every default
-(step_size="auto", batch 100, 4 chains, Laplace preconditioner) except
+(batch_size="auto", step_size="auto", 4 chains, Laplace preconditioner) except
 ``n_jobs=1`` and ``random_state=0``; errors are in reference-sd units.
-BlackJAX SGLD and SGLD-CV (jit + lax.scan, CPU) run at the library's batch
-size and chain length; their step size is an oracle (a fraction of the
+BlackJAX SGLD and SGLD-CV (jit + lax.scan, CPU) run at batch 100 and the
+library's chain length, beside library SGLD / SGLD-CV fits at batch 100 for
+the per-step cost; their step size is an oracle (a fraction of the
 smallest reference posterior variance), since BlackJAX has no automatic rule.
 Without jax the reference is a long skbayes_sg ``hmc`` + ``full`` run.
 ``--reference-cache DIR`` keeps the reference draws so the library side can
@@ -39,6 +40,8 @@ from skbayes_sg.samplers import SAMPLERS
 from skbayes_sg.subsampling import SUBSAMPLING
 
 BJ_STEP = 0.1  # BlackJAX step = BJ_STEP * smallest reference posterior variance
+BJ_BATCH = 100  # BlackJAX minibatch; the library's speed rows use it too (its default is "auto")
+SPEED_PAIRS = (("sgld + uniform", "blackjax sgld"), ("sgld + control_variates", "blackjax sgld-cv"))
 
 
 def synthetic(n, d=20, seed=0):
@@ -118,9 +121,9 @@ def reference(X, y, args, peers):
                    "max_rhat": rhat, "ess_per_s": ess / secs}
 
 
-def run_combo(sampler, sub, X, y, ref, args):
+def run_combo(sampler, sub, X, y, ref, args, **params):
     m = BayesianLogisticRegression(sampler=sampler, subsampling=sub, n_jobs=1, random_state=0,
-                                   **({"n_draws": args.draws} if args.draws else {}))
+                                   **({"n_draws": args.draws} if args.draws else {}), **params)
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -149,10 +152,10 @@ def run_blackjax(X, y, ref, args):
         kw = dict(n_warmup=50, n_draws=100, n_chains=2) if args.quick else \
             dict(n_warmup=500, n_draws=args.draws or 1000, n_chains=4)
         draws, secs, comp = _peers.blackjax_sgld(
-            X, y, 1.0, center=rflat.mean(0), step_size=step, batch_size=100, cv=cv, **kw)
+            X, y, 1.0, center=rflat.mean(0), step_size=step, batch_size=BJ_BATCH, cv=cv, **kw)
         ess, rhat = chain_stats(draws)
         steps = kw["n_chains"] * (kw["n_warmup"] + kw["n_draws"])
-        passes = steps * (200 if cv else 100) / X.shape[0] + (1 if cv else 0)
+        passes = steps * BJ_BATCH * (2 if cv else 1) / X.shape[0] + (1 if cv else 0)
         out[name] = {**compare(draws, ref), "seconds": secs, "compile_s": comp,
                      "us_per_step": 1e6 * secs / steps, "data_passes": passes, "min_ess": ess,
                      "ess_per_s": ess / secs, "max_rhat": rhat, "step_size": step}
@@ -192,6 +195,7 @@ def markdown(res, args):
         for label, row in p["peers"].items():
             lines.append(_row(f"{label} (step {row['step_size']:.2g}, compile "
                               f"{row['compile_s']:.1f} s)", row))
+        lines += [_row(f"{k} (batch {BJ_BATCH})", v) for k, v in p.get("speed", {}).items()]
         lines += [_row(k, v) for k, v in p["combos"].items()]
         good = [k for k, v in p["combos"].items() if "error" not in v and v["err_max"] < 0.3
                 and 0.8 < v["sd_min"] and v["sd_max"] < 1.25]
@@ -201,11 +205,12 @@ def markdown(res, args):
                   f"{len(good)} of {len(p['combos'])}: {', '.join(good) or 'none'}.", "",
                   "Outside that tolerance WITHOUT a warning: "
                   f"{', '.join(silent) or 'none'}.", ""]
-        lib, bj = p["combos"].get("sgld + uniform"), p["peers"].get("blackjax sgld")
-        if lib and bj and "error" not in lib:
-            lines += [f"Per-step cost at batch 100: skbayes_sg sgld + uniform "
-                      f"{lib['us_per_step']:.0f} µs vs BlackJAX SGLD {bj['us_per_step']:.0f} µs "
-                      f"({lib['us_per_step'] / bj['us_per_step']:.1f}x).", ""]
+        for ours, theirs in SPEED_PAIRS:
+            lib, bj = p.get("speed", {}).get(ours), p["peers"].get(theirs)
+            if lib and bj and "error" not in lib:
+                lines += [f"Per-step cost at batch {BJ_BATCH}: skbayes_sg {ours} "
+                          f"{lib['us_per_step']:.0f} µs vs {theirs} {bj['us_per_step']:.0f} µs "
+                          f"({lib['us_per_step'] / bj['us_per_step']:.1f}x).", ""]
     return "\n".join(lines)
 
 
@@ -252,6 +257,9 @@ def main():
         for smp, sub in combos:
             print(f"[{name}] {smp} + {sub}", flush=True)
             p["combos"][f"{smp} + {sub}"] = run_combo(smp, sub, X, y, ref, args)
+        if peers:  # the per-step comparison with BlackJAX, at its batch
+            p["speed"] = {k: run_combo(*k.split(" + "), X, y, ref, args, batch_size=BJ_BATCH)
+                          for k, _ in SPEED_PAIRS}
     text = markdown(res, args)
     print(text)
     write_markdown(args.markdown, text)
