@@ -85,7 +85,8 @@ class Progress:
         chains = f"{n_chains} chain" + ("s" if n_chains != 1 else "")
         self.write(f"preprocessing done in {format_seconds(seconds)} "
                    f"({info['preprocessing_grad_evals']:,} gradient evaluations); "
-                   f"step size {step_size:.3g}; running {chains}")
+                   f"step size {step_size:.3g}, batch {info.get('batch_size', '?')}; "
+                   f"running {chains}")
         if self.verbose >= 2:
             extra = {k: v for k, v in info.items() if k != "preprocessing_grad_evals"}
             self.write("preprocessing details: " + ", ".join(
