@@ -15,8 +15,10 @@ def uniform_subsets(rng, n, b, n_sets):
 
     Each row is drawn without replacement, rows independently.  When repeats
     are rare (``b^2 <= 2n``) rows are drawn with replacement and the few with
-    a repeat are redrawn; otherwise a vectorised partial Fisher-Yates shuffle
-    of ``b`` positions per row is used (``O(n)`` per row).
+    a repeat are redrawn; up to ``b = n/2`` repeated entries alone are redrawn
+    (:func:`_redraw_repeats`, ``O(b log b)`` per row); above that a vectorised
+    partial Fisher-Yates shuffle of ``b`` positions per row (``O(n)`` per row,
+    and ``n < 2b``).
     """
     if b * b <= 2 * n:
         idx = rng.integers(0, n, size=(n_sets, b))
@@ -25,11 +27,36 @@ def uniform_subsets(rng, n, b, n_sets):
             bad = bad[(np.diff(np.sort(idx[bad], axis=1), axis=1) == 0).any(axis=1)]
             idx[bad] = rng.integers(0, n, size=(bad.size, b))
         return idx
+    if 2 * b <= n:
+        return _redraw_repeats(rng, n, b, n_sets)
     out = np.empty((n_sets, b), dtype=np.intp)
     chunk = max(1, (1 << 21) // n)
     for start in range(0, n_sets, chunk):
         out[start:start + chunk] = _fisher_yates(rng, n, b, min(chunk, n_sets - start))
     return out
+
+
+def _redraw_repeats(rng, n, b, n_sets):
+    """Rows of ``b`` i.i.d. draws whose repeated entries are redrawn until distinct.
+
+    Every step depends on a row only through its multiset of values, and
+    relabelling ``range(n)`` commutes with it, so the final set is uniform
+    over ``b``-subsets (rows come out sorted, which also makes the gathers
+    of ``X`` rows cache-friendly).  With ``b <= n/2`` a redraw repeats with
+    probability below 1/2, so the rounds are few.
+    """
+    idx = rng.integers(0, n, size=(n_sets, b))
+    idx.sort(axis=1)
+    rows = np.flatnonzero((idx[:, 1:] == idx[:, :-1]).any(axis=1))
+    while rows.size:
+        sub = idx[rows]
+        repeat = np.zeros(sub.shape, dtype=bool)
+        repeat[:, 1:] = sub[:, 1:] == sub[:, :-1]
+        sub[repeat] = rng.integers(0, n, size=int(repeat.sum()))
+        sub.sort(axis=1)
+        idx[rows] = sub
+        rows = rows[(sub[:, 1:] == sub[:, :-1]).any(axis=1)]
+    return idx
 
 
 def _fisher_yates(rng, n, b, rows):
