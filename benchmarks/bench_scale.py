@@ -14,7 +14,7 @@ Each fit runs in a fresh subprocess (``--child``) that generates its data determ
 in chunks, records ``ru_maxrss`` (peak RSS) after generating the data (baseline) and after
 ``fit``; "fit extra" = peak - baseline, compared with the size of X to see whether the
 library copies X.  A per-fit wall timeout (child total, data generation included) caps
-the big fits.  Default fit settings (sghmc, 4 chains, 500 warm-up + 1000 draws, batch 100),
+the big fits.  Default fit settings (sghmc, 4 chains, 500 warm-up + 1000 draws, ``batch_size="auto"``),
 ``n_jobs=1``; ``--quick`` uses 10^4 rows, 2 strategies and shorter chains.
 
     python benchmarks/bench_scale.py [--quick] [--json PATH] [--markdown PATH] [--plot PATH]
@@ -85,6 +85,7 @@ def child(spec):
            "baseline_rss_mib": base, "peak_rss_mib": peak, "fit_extra_mib": peak - base,
            "preprocessing_seconds": d["preprocessing_seconds"],
            "sampling_seconds": d["sampling_seconds"], "data_passes": d["data_passes"],
+           "batch_size": d["batch_size"],
            "n_grad_evals": d["n_grad_evals"], "accuracy": float(est.score(Xt, yt)),
            "bayes_accuracy": float(np.mean((Xt @ w + b > 0) == yt)),
            "coef_rel_error": float(np.linalg.norm(est.coef_.ravel() - w) / np.linalg.norm(w)),
@@ -130,16 +131,17 @@ def markdown(rows, args, sizes, timeouts, fit):
             "(no repeats: the cost is the measurement).")
     out = [header("Scale: fit time and peak memory vs N", args, seeds="data 1 (train) / 2 "
                   "(test), fit random_state 0", repeats=1, note=note),
-           "| N | strategy | design | status | prep s | sampling s | fit s | data passes | "
+           "| N | strategy | design | status | prep s | sampling s | fit s | data passes | batch | "
            "X MiB | peak RSS MiB | fit extra MiB | extra / X | test acc (Bayes) | coef rel err "
-           "| compression ratio | max R-hat |", "|" + "---|" * 16]
+           "| compression ratio | max R-hat |", "|" + "---|" * 17]
     for r in rows:
         ok = r["status"] == "ok"
         ratio = r["fit_extra_mib"] / r["x_mib"] if ok else None
         acc = f"{r['accuracy']:.4f} ({r['bayes_accuracy']:.4f})" if ok else "—"
         out.append(f"| {r['n']:.0e} | {r['strategy']} | {r['design']} | {r['status']} | "
                    f"{fmt(r, 'preprocessing_seconds')} | {fmt(r, 'sampling_seconds')} | "
-                   f"{fmt(r, 'fit_seconds')} | {fmt(r, 'data_passes')} | {fmt(r, 'x_mib', '.0f')}"
+                   f"{fmt(r, 'fit_seconds')} | {fmt(r, 'data_passes')} | {fmt(r, 'batch_size', 'd')} | "
+                   f"{fmt(r, 'x_mib', '.0f')}"
                    f" | {fmt(r, 'peak_rss_mib', '.0f')} | {fmt(r, 'fit_extra_mib', '.0f')} | "
                    f"{'—' if ratio is None else format(ratio, '.2f')} | {acc} | "
                    f"{fmt(r, 'coef_rel_error')} | {fmt(r, 'compression_ratio')} | "

@@ -63,7 +63,8 @@ def run_pair(sampler, subsampling, data):
     return {"mean_err": float(np.max(np.abs(draws.mean(0) - mean) / sd)),
             "sd_ratio_min": float(ratio.min()), "sd_ratio_max": float(ratio.max()),
             "seconds": time.perf_counter() - t0, "data_passes": float(d["data_passes"]),
-            "step_size": float(d["step_size"]), "max_rhat": float(np.nanmax(d["rhat"])),
+            "step_size": float(d["step_size"]), "batch_size": int(d["batch_size"]),
+            "max_rhat": float(np.nanmax(d["rhat"])),
             "min_ess": float(np.nanmin(d["ess"])),
             "warned": any(issubclass(w.category, LIBRARY_WARNINGS) for w in caught)}
 
@@ -75,7 +76,7 @@ def ok(r):
 def markdown(results, sizes, args):
     note = ("Columns: max |mean error| in posterior sds; sd-ratio range; pass = within the "
             "issue-2 tolerance (0.2 sd, [0.8, 1.25]); warned = the fit raised a "
-            "ConvergenceWarning or an ApproximationWarning. Defaults: 4 chains, 500 warm-up + 1,000 draws, batch 100, "
+            "ConvergenceWarning or an ApproximationWarning. Defaults: 4 chains, 500 warm-up + 1,000 draws, batch_size=\"auto\" (column b), "
             "auto step, Laplace preconditioner. Cost includes preprocessing. `n/a` = the "
             "library refuses the pair (its error message). The Monte-Carlo sd of one "
             "coordinate's mean error is about 1/sqrt(ESS) posterior sds (column 1/√ESS, "
@@ -88,17 +89,17 @@ def markdown(results, sizes, args):
     for name, rows in results.items():
         lines += [f"### {name} (N = {sizes[name][0]:,}, p = {sizes[name][1]})", "",
                   "| sampler | subsampling | mean err (sd) | sd ratio | pass | max R-hat | "
-                  "min ESS | 1/√ESS | warned | step | data passes | s |", "|---" * 12 + "|"]
+                  "min ESS | 1/√ESS | warned | step | b | data passes | s |", "|---" * 13 + "|"]
         for (smp, sub), r in rows.items():
             if "error" in r:
-                lines.append(f"| {smp} | {sub} | n/a: {r['error']} |" + " |" * 9)
+                lines.append(f"| {smp} | {sub} | n/a: {r['error']} |" + " |" * 10)
                 continue
             lines.append(
                 f"| {smp} | {sub} | {r['mean_err']:.3f} | {r['sd_ratio_min']:.2f}–"
                 f"{r['sd_ratio_max']:.2f} | {'yes' if ok(r) else '**no**'} | "
                 f"{r['max_rhat']:.3f} | {r['min_ess']:.0f} | {r['min_ess'] ** -0.5:.2f} | "
                 f"{'yes' if r['warned'] else 'no'} | "
-                f"{r['step_size']:.3g} | {r['data_passes']:.0f} | {r['seconds']:.2f} |")
+                f"{r['step_size']:.3g} | {r.get('batch_size', '–')} | {r['data_passes']:.0f} | {r['seconds']:.2f} |")
         lines.append("")
     return "\n".join(lines)
 
