@@ -150,6 +150,21 @@ def test_unbiased_for_every_model(strategy, name):
     assert not within_5se(g, exact)
 
 
+@pytest.mark.parametrize("strategy", ["preferential", "preferential_cv"])
+@pytest.mark.parametrize("name", ["binary", "softmax", "linear_fixed", "mlp"])
+def test_batch_of_all_rows_gives_the_exact_gradient(strategy, name):
+    # b >= N importance draws with replacement would stay noisy at the cost of the exact sum
+    pb, rng = make_problem(name, n=60, weighted=name == "linear_fixed")
+    theta = pb.mode + 0.5 * rng.normal(size=(3, pb.model.n_params))
+    cost = STRATEGIES[strategy].build(pb, batch_size=59, rng=rng).evals_per_step / 59
+    for b in (60, 90):
+        est = STRATEGIES[strategy].build(pb, batch_size=b, rng=np.random.default_rng(1))
+        g, _ = estimates(est, theta, 2)
+        np.testing.assert_allclose(g, np.tile(pb.full_grad(theta), (2, 1)), rtol=1e-9,
+                                   atol=1e-9)
+        assert est.evals_per_step == 60 * cost  # N rows, not b
+
+
 def test_each_chain_uses_only_its_own_stream():
     pb, rng = make_problem("binary")
     theta = pb.mode + 0.3 * rng.normal(size=(3, pb.model.n_params))

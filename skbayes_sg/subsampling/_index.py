@@ -2,7 +2,7 @@
 
 import numpy as np
 
-__all__ = ["UniformIndex", "block_size_for", "uniform_subsets"]
+__all__ = ["AllRows", "UniformIndex", "block_size_for", "uniform_subsets"]
 
 
 def block_size_for(n_rows, batch_size, target=200_000):
@@ -98,3 +98,24 @@ class UniformIndex:
         if t == block.shape[0]:
             block, t = self._refill(rngs), 0
         return block[t], None, self.scale, (block, t + 1)
+
+
+class AllRows:
+    """Every row once per step (the exact sum): ``scale = 1``, ``weight = None``.
+
+    What a with-replacement sampler switches to when ``b >= n_rows``: ``b``
+    importance draws would cost as much as the exact sum and add noise.
+    """
+
+    def __init__(self, n_rows):
+        self.n_rows = self.b = int(n_rows)
+        self.scale = 1.0
+        self._rows = np.arange(self.n_rows)
+
+    def init(self, rngs, n_chains):
+        """State: the ``(C, n_rows)`` index array every step returns."""
+        return np.broadcast_to(self._rows, (n_chains, self.n_rows))
+
+    def draw(self, rngs, state):
+        """``(idx (C, n_rows), None, 1.0, state)``."""
+        return state, None, self.scale, state

@@ -5,11 +5,11 @@ import numpy as np
 from ..preprocessing import curvature_weights, gradient_norm_weights
 from ._base import BaseStrategy
 from ._control_variates import CVEstimator
-from ._index import block_size_for
+from ._index import AllRows, block_size_for
 from ._plain import PlainEstimator
 
 __all__ = ["Preferential", "PreferentialCV", "PreferentialIndex", "check_uniform_mix",
-           "weights_info"]
+           "preferential_index", "weights_info"]
 
 
 def check_uniform_mix(value):
@@ -25,6 +25,17 @@ def weights_info(kind, uniform_mix, p):
     """Scalars describing the weights, for ``preprocessing_``."""
     return {"preferential_weights": kind, "preferential_uniform_mix": uniform_mix,
             "preferential_max_weight_ratio": float(p.max() * p.size)}
+
+
+def preferential_index(p, batch_size):
+    """:class:`PreferentialIndex`, or :class:`AllRows` once ``batch_size >= len(p)``.
+
+    With replacement, ``b >= N`` importance draws cost as much as the exact
+    sum over the rows and stay noisy (no finite-population correction); on a
+    small, nearly separable set this held ``batch_size="auto"``'s step at a
+    tenth of the exact-sum step.
+    """
+    return AllRows(len(p)) if batch_size >= len(p) else PreferentialIndex(p, batch_size)
 
 
 class PreferentialIndex:
@@ -96,8 +107,9 @@ class Preferential(BaseStrategy):
         g = ∇f_0(theta) + (1/b) sum_{i in B} ∇f_i(theta) / p_i
 
     Unbiased.  Preprocessing: the mode and one pass of gradients (closed
-    form for GLMs).  ``b`` gradient evaluations per step.  Fitted estimators
-    get ``subsampling_weights_`` ``(n_samples,)``.
+    form for GLMs).  ``b`` gradient evaluations per step.  At ``b >= N``
+    every row is used once instead (the exact sum, same cost, no noise).
+    Fitted estimators get ``subsampling_weights_`` ``(n_samples,)``.
 
     References
     ----------
@@ -114,7 +126,7 @@ class Preferential(BaseStrategy):
     def build(self, problem, *, batch_size, rng):
         a = check_uniform_mix(self.uniform_mix)
         p, evals = gradient_norm_weights(problem, uniform_mix=a)
-        return PlainEstimator(problem, PreferentialIndex(p, batch_size),
+        return PlainEstimator(problem, preferential_index(p, batch_size),
                               info=weights_info("gradient_norm", a, p),
                               attributes={"subsampling_weights": p}, preprocessing_evals=evals)
 
@@ -139,7 +151,8 @@ class PreferentialCV(BaseStrategy):
 
     with ``G = sum_i ∇f_i(theta_hat)``.  Unbiased.  Cost per step as
     ``control_variates``: ``b`` evaluations for GLMs (anchor responses
-    stored as scalars), ``2 b`` otherwise.
+    stored as scalars), ``2 b`` otherwise.  At ``b >= N`` every row is used
+    once instead (the exact gradient at the same cost).
 
     References
     ----------
@@ -156,6 +169,6 @@ class PreferentialCV(BaseStrategy):
     def build(self, problem, *, batch_size, rng):
         a = check_uniform_mix(self.uniform_mix)
         p, evals = curvature_weights(problem, uniform_mix=a, rng=rng)
-        return CVEstimator(problem, PreferentialIndex(p, batch_size),
+        return CVEstimator(problem, preferential_index(p, batch_size),
                            info=weights_info("curvature", a, p),
                            attributes={"subsampling_weights": p}, preprocessing_evals=evals)
