@@ -179,7 +179,8 @@ def markdown(res, args):
             "(per-example gradient evaluations / N, preprocessing included); min bulk ESS and "
             "min ESS per wall second; max split R-hat; µs per sampler step (sampling seconds / "
             "chains x steps); warned = ConvergenceWarning or ApproximationWarning. The "
-            "reference has its own Monte-Carlo error: with min ESS ~ E on both sides, errors of ~ 2/sqrt(E) sd are noise. "
+            "reference has its own Monte-Carlo error: with min ESS ~ E on both sides, "
+            "errors of ~ 2/sqrt(E) sd are noise. "
             f"Peers: {res['peers'] or 'not installed'}. `n/a` = the library refuses the pair.")
     lines = [header("skbayes_sg at its defaults vs NumPyro NUTS and BlackJAX SGLD", args,
                     seeds="random_state=0 (library), PRNGKey(0) (NUTS), PRNGKey(1..4) "

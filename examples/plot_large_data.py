@@ -7,7 +7,8 @@ importance-sampling check against the exact density confirms (efficiency ~1).
 Target: every posterior mean within 0.15 posterior sd of it, every sd within
 15%.  The strategies of the list below that ``SUBSAMPLING`` has run with their
 defaults and the same sampler, batch (100, fixed so that the strategies are
-compared at equal cost per step) and draws; uniform also runs longer (``thin``).  ``compressed`` samples an approximate posterior (centroids replace
+compared at equal cost per step) and draws; uniform also runs longer
+(``thin``).  ``compressed`` samples an approximate posterior (centroids replace
 clusters): its bias does not shrink with N, so in posterior sds it grows (about
 like sqrt(N) here).  Cost: seconds, gradient evaluations, data passes (preprocessing
 included).  SKBAYES_SG_FIGURES=<dir> moves the PNG.

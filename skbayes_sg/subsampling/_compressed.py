@@ -56,9 +56,10 @@ class Compressed(BaseStrategy):
     from ``theta_hat``, :func:`~skbayes_sg.preprocessing.mode_shift`: exact
     for linear regression with fixed noise, a first-order estimate
     otherwise; a pass over the centroids); ``fit`` emits an
-    :class:`~skbayes_sg.utils.ApproximationWarning` when it exceeds 0.3.  ``preprocessing_`` gains ``compression_seconds`` and
-    ``compression_rounds``.  The mode and Laplace covariance (start points,
-    preconditioner) are those of the uncompressed data.  For regression the
+    :class:`~skbayes_sg.utils.ApproximationWarning` when it exceeds 0.3.
+    ``preprocessing_`` gains ``compression_seconds`` and ``compression_rounds``.
+    The mode and Laplace covariance (start points, preconditioner) are those
+    of the uncompressed data.  For regression the
     spread of ``y`` inside a cluster is lost, so an inferred ``noise_std`` is
     biased low unless ``delta`` is small.
 

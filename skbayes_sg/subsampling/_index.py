@@ -18,7 +18,8 @@ def uniform_subsets(rng, n, b, n_sets):
     a repeat are redrawn; up to ``b = n/2`` repeated entries alone are redrawn
     (:func:`_redraw_repeats`, ``O(b log b)`` per row); above that a vectorised
     partial Fisher-Yates shuffle of ``b`` positions per row (``O(n)`` per row,
-    and ``n < 2b``).
+    and ``n < 2b``).  The first path is as fast as the second where it applies,
+    and keeping it leaves the draws (and committed results) there unchanged.
     """
     if b * b <= 2 * n:
         idx = rng.integers(0, n, size=(n_sets, b))
