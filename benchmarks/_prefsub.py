@@ -19,8 +19,8 @@ from sklearn.datasets import make_classification
 
 from skbayes_sg import BayesianLogisticRegression
 from skbayes_sg.models import GaussianPrior
-from skbayes_sg.preprocessing import laplace_covariance
-from skbayes_sg.subsampling import Problem
+from skbayes_sg.models import Laplace, Posterior
+from skbayes_sg.preprocessing import laplace_at
 
 SIGMA_X = np.array([[1e5, 6e4], [6e4, 2e5]])  # App. C.1.3
 THETA_TRUE = np.array([0.0, 1.0])
@@ -31,6 +31,9 @@ class GaussianMean:
     """``f_i(theta) = (x_i - theta)^T P (x_i - theta) / 2`` with ``P = Σx^{-1}``; y unused."""
 
     is_glm = False
+    exact_hessian = True
+    random_init = False
+    is_regression = True
     fit_intercept = False
 
     def __init__(self, cov):
@@ -77,7 +80,7 @@ def gaussian_problem(N, n_positions, seed=0):
     prec = N * model.P + np.diag(prior.precision)
     cov = np.linalg.inv(prec)
     mode = cov @ (model.P @ X.sum(axis=0))
-    problem = Problem(model, prior, X, np.zeros(N), None, mode, cov)
+    problem = (Posterior(model, prior, X, np.zeros(N)), Laplace(mode, cov))
     return problem, rng.multivariate_normal(mode, cov, size=n_positions)
 
 
@@ -93,18 +96,17 @@ def logistic_problem(N, n_positions, imbalanced, seed=0):
                                          subsampling="uniform", n_warmup=5, n_draws=5,
                                          n_chains=1, n_jobs=1, random_state=seed).fit(X, y)
     t = np.where(y == est.classes_[1], 1.0, -1.0)
-    problem = Problem(est.model_, est.prior_, X, t, None, est.mode_)
-    cov, _, _ = laplace_covariance(problem, "auto")
-    cov = cov if cov.ndim == 2 else np.diag(cov)
-    problem = Problem(est.model_, est.prior_, X, t, None, est.mode_, cov)
+    posterior = Posterior(est.model_, est.prior_, X, t)
+    laplace = laplace_at(posterior, est.mode_, "laplace")[0]
     rng = np.random.default_rng(seed)
-    return problem, rng.multivariate_normal(est.mode_, cov, size=n_positions)
+    return (posterior, laplace), rng.multivariate_normal(est.mode_, laplace.covariance,
+                                                         size=n_positions)
 
 
 def pseudo_variance(strategy, problem, thetas, b, n_repeats, seed=0):
     """(mean pseudo-variance over positions, per-example gradient evals per estimate)."""
-    est = strategy.build(problem, batch_size=b, rng=np.random.default_rng(seed))
-    return _mse_and_cost(est, problem, thetas, n_repeats, seed)
+    est = strategy.build(*problem, batch_size=b, rng=np.random.default_rng(seed))
+    return _mse_and_cost(est, problem[0], thetas, n_repeats, seed)
 
 
 def fig1(strategies, fractions, N, n_positions, n_repeats, seed=0):

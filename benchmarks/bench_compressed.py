@@ -81,9 +81,9 @@ def fit_row(model, radius, seed, size, data, ref):
     d, pre = est.diagnostics_, est.preprocessing_
     mean, cov = moments(est)
     return {"radius": radius, "seed": seed, "fit_s": fit_s,
-            "compression_ratio": float(getattr(est, "compression_ratio_", 1.0)),
-            "n_centroids": int(getattr(est, "n_centroids_", len(ytr))),
-            "max_cluster_radius": float(getattr(est, "compression_radius_", 0.0)),
+            "compression_ratio": float(est.preprocessing_.get("compression_ratio", 1.0)),
+            "n_centroids": int(est.preprocessing_.get("n_centroids", len(ytr))),
+            "max_cluster_radius": float(est.preprocessing_.get("compression_radius", 0.0)),
             "kl": float(gaussian_kl(ref["mean"], ref["cov"], mean, cov)),
             "test_error": test_error(est, model, Xte, yte),
             "clustering_s": float(pre.get("compression_seconds", 0.0)),

@@ -35,7 +35,7 @@ import _peers
 from _common import LIBRARY_WARNINGS, cli, header, save_plot, write_json, write_markdown
 from _data import load
 from skbayes_sg import BayesianLogisticRegression
-from skbayes_sg.diagnostics import effective_sample_size, split_rhat
+from skbayes_sg.diagnostics import assess
 from skbayes_sg.samplers import SAMPLERS
 from skbayes_sg.subsampling import SUBSAMPLING
 
@@ -65,10 +65,13 @@ def problems(args):
 
 
 def chain_stats(draws):
-    """Min bulk ESS and max split R-hat over coordinates of ``draws (chains, draws, p)``."""
-    ess = effective_sample_size(draws)
-    rhat = split_rhat(draws)
-    return float(np.nanmin(ess)), float(np.nanmax(rhat))
+    """Min bulk ESS and max split R-hat over coordinates of ``draws (chains, draws, p)``.
+
+    Peers' draws are judged by the library's one assessment
+    (:func:`skbayes_sg.diagnostics.assess`), like its own fits.
+    """
+    verdict = assess(draws)
+    return float(np.nanmin(verdict.ess_bulk)), float(np.nanmax(verdict.rhat))
 
 
 def compare(draws, ref):

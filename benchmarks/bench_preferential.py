@@ -35,7 +35,8 @@ from _prefsub import fig1
 
 from skbayes_sg import BayesianLinearRegression, BayesianLogisticRegression
 from skbayes_sg.diagnostics import kernel_stein_discrepancy
-from skbayes_sg.subsampling import SUBSAMPLING, Problem
+from skbayes_sg.models import Posterior
+from skbayes_sg.subsampling import SUBSAMPLING
 
 STRATEGIES = ["uniform", "control_variates", "preferential", "preferential_cv"]
 DATASETS = ["casp", "covtype_binary_subset20k"]
@@ -62,7 +63,7 @@ def fit(est, X, y):
 def ksd(est, X, y):
     """KSD of KSD_DRAWS equally spaced kept draws with the exact full-data score ``-∇U``."""
     y_enc = np.where(y == est.classes_[1], 1.0, -1.0) if hasattr(est, "classes_") else y
-    problem = Problem(est.model_, est.prior_, X, y_enc)
+    problem = Posterior(est.model_, est.prior_, X, y_enc)
     draws = est.draws_.reshape(-1, est.draws_.shape[-1])
     draws = draws[np.unique(np.linspace(0, draws.shape[0] - 1, KSD_DRAWS).astype(int))]
     return float(kernel_stein_discrepancy(draws, -problem.full_grad(draws)))

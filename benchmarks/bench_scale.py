@@ -91,8 +91,8 @@ def child(spec):
            "coef_rel_error": float(np.linalg.norm(est.coef_.ravel() - w) / np.linalg.norm(w)),
            "intercept": float(np.ravel(est.intercept_)[0]),
            "max_rhat": float(np.nanmax(d["rhat"])), "min_ess": float(np.nanmin(d["ess"])),
-           "compression_ratio": getattr(est, "compression_ratio_", None),
-           "compression_radius": getattr(est, "compression_radius_", None),
+           "compression_ratio": est.preprocessing_.get("compression_ratio"),
+           "compression_radius": est.preprocessing_.get("compression_radius"),
            "dtype_after_validate": str(np.asarray(X).dtype)}
     print("RESULT " + json.dumps(out, default=float), flush=True)
 

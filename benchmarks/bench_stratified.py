@@ -112,7 +112,7 @@ def fit_one(data, sampler, strategy, step, seed, cfg):
            "data_passes": float(d["data_passes"]), "n_grad_evals": int(d["n_grad_evals"]),
            "grad_noise": float(d["gradient_noise"]), "step_size": float(d["step_size"])}
     if strategy == "stratified":
-        row["n_strata"] = int(est.n_strata_)
+        row["n_strata"] = int(est.preprocessing_["n_strata"])
     return row
 
 

@@ -25,7 +25,7 @@ from _common import cli, header, machine, mean_sd, save_plot, write_json, write_
 from _data import load
 
 from skbayes_sg import BayesianLogisticRegression, BayesianMLPClassifier
-from skbayes_sg.subsampling import SVRG
+from skbayes_sg.subsampling import SVRGAnchor
 
 METHODS = ["uniform", "svrg", "control_variates"]
 # (data set, model, max training rows, max test rows, batch, sampling data passes, hidden)
@@ -40,7 +40,7 @@ def per_step_cost(method, model, n_rows, batch):
     if method == "control_variates" and model == "mlp":  # GLMs store the anchor terms
         return 2 * batch
     if method == "svrg":
-        n1, tau = SVRG().resolve(n_rows, batch)
+        n1, tau = SVRGAnchor().resolve(n_rows, batch)
         return (n1 + 2 * batch * (tau - 1)) / tau
     return batch
 

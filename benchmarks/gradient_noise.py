@@ -30,63 +30,82 @@ import numpy as np
 from _common import machine, write_json, write_markdown
 from _data import load
 from skbayes_sg import BayesianLinearRegression, BayesianLogisticRegression
-from skbayes_sg.preprocessing import laplace_covariance
-from skbayes_sg.samplers import SGHMC, dense, diagonal
-from skbayes_sg.subsampling import SUBSAMPLING, Problem
+from skbayes_sg.models import Posterior
+from skbayes_sg.preprocessing import laplace_at
+from skbayes_sg.samplers import ewsg_energy, from_laplace, metropolis_pick
+from skbayes_sg.subsampling import SUBSAMPLING
 
 DATASETS = ["pendigits", "letter", "a9a", "casp", "cadata"]
 FRACTIONS = [0.001, 0.01, 0.1]
 
 
 def posterior_problem(X, y, task, n_positions, seed=0):
-    """A Problem at the posterior mode and ``n_positions`` posterior draws."""
+    """``(posterior, laplace)`` at the mode, ``n_positions`` posterior draws, the step."""
     Est = BayesianLinearRegression if task == "regression" else BayesianLogisticRegression
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est = Est(n_warmup=300, n_draws=100, n_chains=2, random_state=seed).fit(X, y)
     y_enc = y if task == "regression" else est._code_targets(np.searchsorted(est.classes_, y))
-    problem = Problem(est.model_, est.prior_, X, y_enc, None, est.mode_)
-    cov, _, _ = laplace_covariance(problem, "auto")
-    problem = Problem(est.model_, est.prior_, X, y_enc, None, est.mode_, cov)
+    posterior = Posterior(est.model_, est.prior_, X, y_enc)
+    problem = (posterior, laplace_at(posterior, est.mode_, "auto")[0])
     pooled = est.draws_.reshape(-1, est.draws_.shape[-1])
     pick = np.random.default_rng(seed).choice(pooled.shape[0], n_positions, replace=False)
     return problem, pooled[pick], est.diagnostics_["step_size"]
 
 
-def _mse_and_cost(est, problem, thetas, n_repeats, seed):
-    """Mean ``||g - ∇U||^2`` and evaluations per estimate at ``thetas``."""
+def _mse_and_cost(est, posterior, thetas, n_repeats, seed, pick=None):
+    """Mean ``||g - ∇U||^2`` and evaluations per estimate at ``thetas``.
+
+    ``pick(G (M, C, p), t) -> (C, p)`` chooses among the candidates of an
+    estimator with ``n_candidates > 1`` (EWSG).
+    """
     rngs = tuple(np.random.default_rng([seed, c]) for c in range(thetas.shape[0]))
-    exact = problem.full_grad(thetas)
+    exact = posterior.full_grad(thetas)
     state = est.init(rngs, thetas)
     sq, evals = 0.0, 0
-    for _ in range(n_repeats):
-        g, state, n = est.estimate(rngs, thetas, state)
+    for t in range(n_repeats):
+        if pick is None:
+            g, state, n = est.estimate(rngs, thetas, state)
+        else:
+            G, state, n = est.candidates(rngs, thetas, state)
+            g = pick(G, t)
         sq += np.sum((g - exact) ** 2)
         evals += n
     n_est = n_repeats * thetas.shape[0]
     return sq / n_est, evals / n_est
 
 
-# SVRG's anchor sits where the chain was up to tau steps ago; at a fixed position
-# the bound estimator would anchor at theta itself (zero correction, MSE ~ 0 with an
-# exact anchor). Its unbound (pilot) mode gives the white-noise equivalent of the
-# frozen anchor error plus the correction at posterior draws -- what step_size="auto"
-# uses -- so that is the MSE reported; the cost is the bound estimator's.
-EFFECTIVE_NOISE = {"svrg"}
+def _ewsg_pick(laplace, step_size, n_repeats, n_chains, seed, friction=1.0):
+    """EWSG's choice at rest (zero momentum): ``E_m = ||h L^T g_m||^2 / (4 gamma h)``."""
+    to_u = from_laplace(laplace).to_u
+    u = np.random.default_rng(seed).random((n_repeats, n_chains, 64))
+
+    def pick(G, t):
+        energy = ewsg_energy(G, 0.0, step_size, friction, to_u)
+        m = metropolis_pick(energy, u[t, :, :G.shape[0] - 1])
+        return G[m, np.arange(G.shape[1])]
+
+    return pick
 
 
 def measure(strategy, problem, thetas, b, n_repeats, step_size, seed=0):
-    """(mse, evals per estimate per position, build seconds, build evals)."""
+    """(mse, evals per estimate per position, build seconds, build evals).
+
+    The MSE is that of ``est.pilot()`` -- what ``step_size="auto"`` measures:
+    for SVRG the white-noise equivalent of the frozen anchor error plus the
+    correction at posterior draws (at a fixed position the running estimator
+    would anchor at theta itself) -- and the cost the running estimator's.
+    EWSG picks among its candidates as the kernel does at zero momentum.
+    """
     t0 = time.perf_counter()
-    est = strategy.build(problem, batch_size=b, rng=np.random.default_rng(seed))
+    est = strategy.build(*problem, batch_size=b, rng=np.random.default_rng(seed))
     build_s = time.perf_counter() - t0
-    mse = None
-    if strategy.name in EFFECTIVE_NOISE:
-        mse, _ = _mse_and_cost(est, problem, thetas, n_repeats, seed)
-    cov = problem.covariance
-    est.bind(step_size, SGHMC(), dense(cov) if cov.ndim == 2 else diagonal(cov))
-    bound_mse, evals = _mse_and_cost(est, problem, thetas, n_repeats, seed)
-    return (bound_mse if mse is None else mse), evals, build_s, est.preprocessing_evals
+    pick = None
+    if est.n_candidates > 1:
+        pick = _ewsg_pick(problem[1], step_size, n_repeats, thetas.shape[0], seed)
+    mse, _ = _mse_and_cost(est.pilot(), problem[0], thetas, n_repeats, seed, pick)
+    _, evals = _mse_and_cost(est, problem[0], thetas, n_repeats, seed, pick)
+    return mse, evals, build_s, est.preprocessing_evals
 
 
 def run_dataset(name, data_dir, fractions, n_positions, n_repeats, quick=False):

@@ -6,17 +6,22 @@ Three estimators -- :class:`BayesianLogisticRegression`,
 with a choice of gradient estimators (``subsampling=``).
 """
 
-from .estimators import (
-    BayesianLinearRegression,
-    BayesianLogisticRegression,
-    BayesianMLPClassifier,
-)
+import importlib
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "BayesianLinearRegression",
-    "BayesianLogisticRegression",
-    "BayesianMLPClassifier",
+    "BayesianLinearRegression", "BayesianLogisticRegression", "BayesianMLPClassifier",
     "__version__",
 ]
+
+
+def __getattr__(name):
+    """Load the estimators on first use, so ``import skbayes_sg.models`` stays light."""
+    if name in __all__[:3]:
+        return getattr(importlib.import_module(".estimators", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(__all__)

@@ -69,12 +69,13 @@ def posterior_errors(draws_coef, mean, cov):
 
 
 # --------------------------------------------------------------------- shared test helpers
-D = 3
-"""Feature count of the toy gradient-estimator problems."""
+# Tests take these as fixtures (never ``from conftest import``).
+
+D = 3  # feature count of the toy gradient-estimator problems
+MODEL_NAMES = ("binary", "softmax", "linear_fixed", "linear_inferred", "mlp")
 
 
-def toy_models():
-    """Name -> factory of the small models every strategy is tested on."""
+def _toy_model(name):
     from skbayes_sg.models import GaussianLinearModel, LogisticModel, MLPModel
 
     return {
@@ -83,10 +84,10 @@ def toy_models():
         "linear_fixed": lambda: GaussianLinearModel(D, True, noise_std=0.7),
         "linear_inferred": lambda: GaussianLinearModel(D, True),
         "mlp": lambda: MLPModel((D, 5, 3), "tanh"),
-    }
+    }[name]()
 
 
-def toy_prior(name, model):
+def _toy_prior(name, model):
     """Unit Gaussian prior; InvGamma(1, 1) on the noise of ``linear_inferred``."""
     from skbayes_sg.models import GaussianPrior, NoisePrior
 
@@ -97,33 +98,72 @@ def toy_prior(name, model):
     return GaussianPrior(prec)
 
 
-def toy_problem(name, model, X, rng, weighted=False):
-    """A ``Problem`` on design ``X``: random targets, unit prior, optional weights, a mode.
+def _design(layout, n, rng):
+    """Toy rows: plain normal, two blobs (strata differ), or heavy (a few large rows)."""
+    if layout == "blobs":
+        return rng.normal(size=(n, D)) * rng.uniform(0.3, 2.0, size=(n, 1)) + rng.choice(
+            [-2, 2], (n, 1))
+    if layout == "heavy":
+        X = rng.normal(size=(n, D)) * rng.uniform(0.3, 1.5, size=(n, 1))
+        X[: n // 20] *= 6.0
+        return X
+    return rng.normal(size=(n, D)) * rng.uniform(0.3, 2.0, size=(n, 1))
 
-    Draws from ``rng`` in a fixed order (targets, weights, mode), so callers
-    that draw ``X`` from the same generator first get reproducible problems.
-    """
-    from skbayes_sg.models import GaussianLinearModel, LogisticModel
-    from skbayes_sg.subsampling import Problem
 
+def _targets(model, X, rng):
     n = X.shape[0]
-    if isinstance(model, GaussianLinearModel):
-        y = X @ rng.normal(size=D) + rng.normal(size=n)
-    elif isinstance(model, LogisticModel) and model.n_classes == 2:
-        y = rng.choice([-1.0, 1.0], size=n)
-    else:
-        y = rng.integers(0, 3, size=n)
-    prior = toy_prior(name, model)
+    if model.is_regression:
+        return X @ rng.normal(size=D) + rng.normal(size=n)
+    if model.n_outputs == 2 and model.is_glm:
+        return np.where(X @ np.ones(D) + rng.logistic(size=n) > 0, 1.0, -1.0)
+    return rng.integers(0, 3, size=n)
+
+
+def _make_problem(name, n=200, seed=0, weighted=False, layout="plain", mode="random"):
+    """``(posterior, laplace, rng)`` of a toy model on ``n`` rows.
+
+    Draws from one generator in a fixed order (rows, targets, weights,
+    mode).  ``mode="random"`` puts the anchor a little off zero (estimators
+    must be unbiased at any anchor); ``"fit"`` finds the real mode.  The
+    covariance is the ``"auto"`` Laplace covariance there.
+    """
+    from skbayes_sg.models import Posterior
+    from skbayes_sg.preprocessing import find_mode, laplace_at
+
+    rng, model = np.random.default_rng(seed), _toy_model(name)
+    X = _design(layout, n, rng)
+    y = _targets(model, X, rng)
     w = rng.integers(1, 4, size=n).astype(float) if weighted else None
-    return Problem(model, prior, X, y, w, 0.1 * rng.normal(size=model.n_params))
+    posterior = Posterior(model, _toy_prior(name, model), X, y, w)
+    theta_hat = (0.1 * rng.normal(size=model.n_params) if mode == "random"
+                 else find_mode(posterior, rng).theta)
+    return posterior, laplace_at(posterior, theta_hat, "auto")[0], rng
 
 
-def rngs_for(C, seed=0):
+def _rngs_for(C, seed=0):
     """One Generator per chain."""
     return tuple(np.random.default_rng([seed, c]) for c in range(C))
 
 
-def fit_exact_linear(X, y, s, **kw):
+def _estimates(est, theta, n_rounds, seed=0):
+    """``(estimates (n_rounds * C, p), evaluations per round)`` at ``theta (C, p)``."""
+    rngs = _rngs_for(theta.shape[0], seed)
+    state, out, evals = est.init(rngs, theta), [], []
+    for _ in range(n_rounds):
+        g, state, k = est.estimate(rngs, theta, state)
+        out.append(g)
+        evals.append(k)
+    return np.concatenate(out), evals
+
+
+def _within_5se(samples, exact):
+    """Monte-Carlo unbiasedness: every coordinate's mean within 5 standard errors."""
+    se = samples.std(axis=0, ddof=1) / np.sqrt(samples.shape[0])
+    return bool(np.all(np.abs(samples.mean(axis=0) - exact)
+                       <= 5 * se + 1e-9 * np.abs(exact).max()))
+
+
+def _fit_exact_linear(X, y, s, **kw):
     """``BayesianLinearRegression`` in the exact-posterior test setting."""
     from skbayes_sg import BayesianLinearRegression
 
@@ -132,9 +172,57 @@ def fit_exact_linear(X, y, s, **kw):
     return reg.fit(X, y)
 
 
-def check_exact(reg, mean, cov):
+def _check_exact(reg, mean, cov):
     """The issue contract: mean error < 0.2 sd, sd ratios in [0.8, 1.25]."""
     z, ratio = posterior_errors(reg.sample_posterior()["coef"], mean, cov)
     assert z < 0.2, f"posterior-mean error {z:.3f} sd"
     assert np.all((ratio > 0.8) & (ratio < 1.25)), f"sd ratios {np.round(ratio, 3)}"
     return z, ratio
+
+
+@pytest.fixture(scope="session")
+def toy_model():
+    """``toy_model(name)``: a fresh model of one of ``MODEL_NAMES``."""
+    return _toy_model
+
+
+@pytest.fixture(scope="session")
+def toy_prior():
+    """``toy_prior(name, model)``: the unit prior of the toy problems."""
+    return _toy_prior
+
+
+@pytest.fixture(scope="session")
+def make_problem():
+    """``make_problem(name, n=200, seed=0, weighted=False, layout="plain", mode="random")``."""
+    return _make_problem
+
+
+@pytest.fixture(scope="session")
+def rngs_for():
+    """``rngs_for(C, seed=0)``: one Generator per chain."""
+    return _rngs_for
+
+
+@pytest.fixture(scope="session")
+def estimates():
+    """``estimates(est, theta, n_rounds, seed=0) -> (samples, evals)``."""
+    return _estimates
+
+
+@pytest.fixture(scope="session")
+def within_5se():
+    """``within_5se(samples, exact) -> bool``."""
+    return _within_5se
+
+
+@pytest.fixture(scope="session")
+def fit_exact_linear():
+    """``fit_exact_linear(X, y, s, **kw)``: the exact-posterior linear fit."""
+    return _fit_exact_linear
+
+
+@pytest.fixture(scope="session")
+def check_exact():
+    """``check_exact(reg, mean, cov)``: assert the exact-posterior contract."""
+    return _check_exact

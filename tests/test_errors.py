@@ -86,10 +86,15 @@ def test_divergence_is_reported_not_nan():
                                  preconditioner=None, **FAST).fit(X * 100, y_reg * 100)
 
 
-def test_auto_step_retries_a_diverging_warmup():
+def test_auto_step_retries_a_diverging_warmup(monkeypatch):
     # Unstandardized inputs (~100) make a ReLU network's curvature vary far
-    # beyond the pilot's estimate: the auto step diverges once, is quartered,
-    # and the fit completes with finite draws and the retry on record.
+    # beyond the pilot's estimate; an automatic step 30x too large (the rule
+    # patched) diverges in warm-up, is quartered until it is stable, and the
+    # fit completes with finite draws and the retries on record.
+    from skbayes_sg.estimators import _tuning
+
+    rule = _tuning.auto_step_size
+    monkeypatch.setattr(_tuning, "auto_step_size", lambda *a, **k: 30.0 * rule(*a, **k))
     rs = np.random.RandomState(0)
     Xb, yb = rs.normal(loc=100, size=(100, 2)), rs.randint(0, 2, 100)
     est = BayesianMLPClassifier(hidden_layer_sizes=(8,), n_warmup=50, n_draws=20, thin=2,
@@ -99,3 +104,27 @@ def test_auto_step_retries_a_diverging_warmup():
     with pytest.raises(DivergenceError):
         BayesianMLPClassifier(hidden_layer_sizes=(8,), n_warmup=50, n_draws=20, thin=2,
                               random_state=0, step_size=0.05).fit(Xb, yb)
+
+
+@pytest.mark.parametrize("kw, name", [
+    ({"sampler": "sghmc_obj", "friction": -1.0}, "friction"),
+    ({"sampler": "psgld_obj", "decay": 2.0}, "decay"),
+    ({"subsampling": "stratified_obj", "n_clusters": 0}, "n_clusters"),
+    ({"subsampling": "svrg_obj", "n1": -3}, "n1"),
+])
+def test_nested_hyperparameters_are_checked_before_any_data_pass(monkeypatch, kw, name):
+    from skbayes_sg.estimators import _fit
+    from skbayes_sg.samplers import PSGLD, SGHMC
+    from skbayes_sg.subsampling import SVRG, Stratified
+
+    def no_data_pass(*args, **kwargs):
+        raise AssertionError("the mode search ran before validation")
+
+    monkeypatch.setattr(_fit, "find_mode", no_data_pass)
+    make = {"sghmc_obj": SGHMC, "psgld_obj": PSGLD, "stratified_obj": Stratified,
+            "svrg_obj": SVRG}
+    slot, key = next(iter(kw.items()))
+    obj = make[key](**{name: kw[name]})
+    X, y = np.random.default_rng(0).normal(size=(40, 3)), np.arange(40) % 2
+    with pytest.raises(ValueError, match=name):
+        BayesianLogisticRegression(**{slot: obj}).fit(X, y)

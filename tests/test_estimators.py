@@ -145,7 +145,7 @@ def test_float32_input_stays_float32(cancer):
 
 def test_too_few_draws_warns_and_reports_nan(cancer):
     X, y = cancer
-    with pytest.warns(ConvergenceWarning, match="need at least 4"):
+    with pytest.warns(ConvergenceWarning, match="undefined .fewer than 4 draws per chain"):
         clf = BayesianLogisticRegression(n_warmup=50, n_draws=2, n_chains=2,
                                          random_state=0).fit(X, y)
     assert np.isnan(clf.diagnostics_["rhat"]).all() and np.isnan(clf.diagnostics_["ess"]).all()

@@ -1,4 +1,4 @@
-"""Uniform minibatch index drawing: distinct rows, uniform over subsets, every code path."""
+"""Index samplers: distinct uniform rows, block refills, weighted draws, adaptive sizes."""
 
 from itertools import combinations
 
@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from skbayes_sg.subsampling._index import UniformIndex, uniform_subsets
+from skbayes_sg.subsampling import AdaptiveSizeIndex, AllRows, UniformIndex, WeightedIndex
+from skbayes_sg.subsampling._index import uniform_subsets
 
 # (n, b) for each path of ``uniform_subsets``: whole-row redraw (b^2 <= 2n),
 # repeated-entry redraw (b <= n/2), partial Fisher-Yates (b > n/2).
@@ -39,11 +40,64 @@ def test_uniform_subsets_large_rows_have_uniform_inclusion(n, b):
     assert abs(z.mean()) < 0.05 and 0.9 < z.std() < 1.1
 
 
-def test_uniform_index_blocks_are_reproducible_and_scaled():
+def test_uniform_index_blocks_are_reproducible_and_scaled(rngs_for):
     sampler = UniformIndex(1_000_000, 1600)
     rngs = [np.random.default_rng(s) for s in (1, 2)]
     state = sampler.init(rngs, 2)
-    idx, weight, scale, state = sampler.draw(rngs, state)
-    assert idx.shape == (2, 1600) and weight is None and scale == 1_000_000 / 1600
+    idx, weight, state = sampler.draw(rngs, None, state)
+    assert idx.shape == (2, 1600) and weight is None and sampler.scale == 1_000_000 / 1600
+    assert not sampler.ragged
     again = sampler.init([np.random.default_rng(s) for s in (1, 2)], 2)[0][0]
     np.testing.assert_array_equal(again, idx)
+
+
+@pytest.mark.parametrize("make", [lambda: UniformIndex(50, 4),
+                                  lambda: WeightedIndex(np.linspace(1, 2, 50), 4)],
+                         ids=["uniform", "weighted"])
+def test_block_refill_continues_each_chains_stream(make, rngs_for):
+    """Blocks of 3 steps: refills come from each chain's own stream, whatever C is."""
+    def run(C):
+        sampler = make()
+        sampler.n_block = 3
+        rngs = rngs_for(C)
+        state, out = sampler.init(rngs, C), []
+        for _ in range(10):
+            idx, w, state = sampler.draw(rngs, None, state)
+            out.append((idx[0].copy(), None if w is None else w[0].copy()))
+        return out
+
+    one, three = run(1), run(3)
+    for (i1, w1), (i3, w3) in zip(one, three):
+        np.testing.assert_array_equal(i1, i3)
+        if w1 is not None:
+            np.testing.assert_array_equal(w1, w3)
+    assert len({tuple(i) for i, _ in one}) == 10  # fresh rows after every refill
+
+
+def test_all_rows_and_weighted_draws(rngs_for):
+    idx, w, _ = AllRows(7).draw(None, None, AllRows(7).init(None, 2))
+    assert idx.shape == (2, 7) and w is None and np.all(idx == np.arange(7))
+    p = np.random.default_rng(0).exponential(size=300)
+    p[::7] = 1e-9  # near-zero weights are drawn rarely but reweighted correctly
+    sampler = WeightedIndex(p, 5)
+    rng = np.random.default_rng(3)
+    u = np.random.default_rng(3).random(200_000)
+    draws = sampler.sample(rng, 200_000)
+    np.testing.assert_array_equal(draws, np.searchsorted(np.cumsum(p), u * p.sum(), "right"))
+    idx, w, _ = sampler.draw(rngs_for(2), None, sampler.init(rngs_for(2), 2))
+    np.testing.assert_allclose(w, p.sum() / p[idx] / 5)
+
+
+def test_adaptive_size_index_is_ragged_and_sized_by_distance(rngs_for):
+    p, mode = np.full(40, 1 / 40), np.zeros(2)
+    sampler = AdaptiveSizeIndex(p, 10, mode, rate=4.0, n_min=2, n_max=30)
+    sampler.n_block = 50  # force buffer refills
+    theta = np.array([[0.0, 0.0], [1.0, 0.0], [2.0, 1.0], [10.0, 0.0]])
+    np.testing.assert_array_equal(sampler.sizes(theta), [2, 4, 20, 30])
+    rngs = rngs_for(4)
+    state = sampler.init(rngs, 4)
+    for _ in range(20):
+        idx, w, state = sampler.draw(rngs, theta, state)
+        assert sampler.ragged and [len(i) for i in idx] == [2, 4, 20, 30]
+        for rows, wc in zip(idx, w):
+            np.testing.assert_allclose(wc, 40.0 / rows.size)  # 1 / (n_c p_i)

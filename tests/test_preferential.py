@@ -14,17 +14,12 @@ from sklearn.datasets import load_breast_cancer, make_blobs
 from sklearn.model_selection import GridSearchCV
 from sklearn.preprocessing import StandardScaler
 
-from conftest import D, toy_models, toy_prior, rngs_for, check_exact
 from skbayes_sg import BayesianLinearRegression, BayesianLogisticRegression, BayesianMLPClassifier
-from skbayes_sg.models import (
-    GaussianLinearModel,
-    LogisticModel,
-)
+from skbayes_sg.models import Laplace, Posterior
 from skbayes_sg.preprocessing import (
     curvature_weights,
-    find_mode,
     gradient_norm_weights,
-    laplace_covariance,
+    laplace_at,
     lipschitz_constants,
     mix_uniform,
 )
@@ -34,142 +29,125 @@ from skbayes_sg.subsampling import (
     ControlVariates,
     Preferential,
     PreferentialCV,
-    Problem,
+    SVRGAnchor,
     Uniform,
 )
 
-MODELS = toy_models()
+MODELS = ["binary", "softmax", "linear_fixed", "linear_inferred", "mlp"]
 STRATEGIES = {"preferential": Preferential(), "preferential_cv": PreferentialCV(),
               "adaptive": Adaptive()}
 
 
-def make_problem(name, n=200, seed=0, weighted=False, mode="random"):
-    """A Problem with heterogeneous rows (a few with a large norm), mode, covariance."""
-    rng, model = np.random.default_rng(seed), MODELS[name]()
-    X = rng.normal(size=(n, D)) * rng.uniform(0.3, 1.5, size=(n, 1))
-    X[: n // 20] *= 6.0
-    if isinstance(model, GaussianLinearModel):
-        y = X @ rng.normal(size=D) + rng.normal(size=n)
-    elif isinstance(model, LogisticModel) and model.n_classes == 2:
-        y = np.where(X @ np.ones(D) + rng.logistic(size=n) > 0, 1.0, -1.0)
-    else:
-        y = rng.integers(0, 3, size=n)
-    prior = toy_prior(name, model)
-    w = rng.integers(1, 4, size=n).astype(float) if weighted else None
-    pb = Problem(model, prior, X, y, w)
-    theta_hat = (0.1 * rng.normal(size=model.n_params) if mode == "random"
-                 else find_mode(replace(pb, mode=np.zeros(model.n_params)), rng)[0])
-    pb = replace(pb, mode=theta_hat)
-    return replace(pb, covariance=laplace_covariance(pb, "auto")[0]), rng
-
-
-def estimates(est, theta, n_rounds, seed=0):
-    rngs = rngs_for(theta.shape[0], seed)
-    state, out, evals = est.init(rngs, theta), [], []
-    for _ in range(n_rounds):
-        g, state, n = est.estimate(rngs, theta, state)
-        out.append(g)
-        evals.append(n)
-    return np.concatenate(out), evals
-
-
-def within_5se(samples, exact):
-    se = samples.std(axis=0, ddof=1) / np.sqrt(samples.shape[0])
-    return np.all(np.abs(samples.mean(axis=0) - exact) <= 5 * se + 1e-9 * np.abs(exact).max())
+@pytest.fixture
+def problem(make_problem):
+    """``problem(name, n=200, weighted=False, mode="random")``: rows of heterogeneous norm."""
+    def make(name, n=200, weighted=False, mode="random"):
+        return make_problem(name, n=n, weighted=weighted, layout="heavy", mode=mode)
+    return make
 
 
 # ------------------------------------------------------------------ weights
 
 @pytest.mark.parametrize("name", ["binary", "softmax", "linear_fixed"])
 @pytest.mark.parametrize("kind", ["auto", "diagonal"])
-def test_curvature_weights_match_explicit_hessians(name, kind):
-    pb, _ = make_problem(name, n=40)
-    cov = laplace_covariance(pb, kind)[0]
-    pb = replace(pb, covariance=cov)
-    S = cov if cov.ndim == 2 else np.diag(cov)
+def test_curvature_weights_match_explicit_hessians(name, kind, problem):
+    pb, lap, _ = problem(name, n=40)
+    lap = laplace_at(pb, lap.mode, kind)[0]
+    S = lap.covariance if lap.dense else np.diag(lap.covariance)
     exact = []
     for i in range(pb.n_rows):
-        H = pb.model.hessian(pb.mode, pb.X[i:i + 1], pb.y[i:i + 1])
+        H = pb.model.hessian(lap.mode, pb.X[i:i + 1], pb.y[i:i + 1])
         exact.append(np.sqrt(np.trace(H @ S @ H)))
-    p, evals = curvature_weights(pb, uniform_mix=0.1)
+    p, evals = curvature_weights(pb, lap, uniform_mix=0.1)
     np.testing.assert_allclose(p, mix_uniform(np.array(exact), None, 0.1), rtol=1e-9)
     assert evals == pb.n_rows
 
 
-@pytest.mark.parametrize("name", list(MODELS))
-def test_gradient_norm_weights_and_lipschitz(name):
-    pb, _ = make_problem(name, n=40, weighted=True)
-    norms = np.linalg.norm(pb.model.per_example_grad(pb.mode, pb.X, pb.y), axis=1)
-    p, _ = gradient_norm_weights(pb, uniform_mix=0.2)
+@pytest.mark.parametrize("name", MODELS)
+def test_gradient_norm_weights_and_lipschitz(name, problem):
+    pb, lap, _ = problem(name, n=40, weighted=True)
+    norms = np.linalg.norm(pb.model.per_example_grad(lap.mode, pb.X, pb.y), axis=1)
+    p, _ = gradient_norm_weights(pb, lap, uniform_mix=0.2)
     np.testing.assert_allclose(p, mix_uniform(norms * pb.weight, pb.weight, 0.2), rtol=1e-9)
     if name == "mlp":
         with pytest.raises(ValueError, match="No Lipschitz constants"):
-            lipschitz_constants(pb)
+            lipschitz_constants(pb, lap)
         return
-    L = lipschitz_constants(pb) / pb.weight
+    L = lipschitz_constants(pb, lap) / pb.weight
     for i in range(0, 40, 7):  # L_i bounds the curvature at the mode (equal for linear)
-        H = pb.model.hessian(pb.mode, pb.X[i:i + 1], pb.y[i:i + 1])
+        H = pb.model.hessian(lap.mode, pb.X[i:i + 1], pb.y[i:i + 1])
         top = np.abs(np.linalg.eigvalsh(H)).max()
         assert top <= L[i] * (1 + 1e-12)
-        if isinstance(pb.model, GaussianLinearModel):
+        if pb.model.is_regression:
             np.testing.assert_allclose(top, L[i], rtol=1e-10)
 
 
 @pytest.mark.parametrize("name", ["binary", "softmax"])
-def test_weights_positive_for_confident_points(name):
+def test_weights_positive_for_confident_points(name, problem):
     """``s(1-s)`` and the responses underflow to 0; the floor keeps ``p_i > 0``."""
-    pb, _ = make_problem(name, n=100)
+    pb, lap, _ = problem(name, n=100)
     X = pb.X.copy()
     X[:10] *= 1e4  # margins ~1e4: curvature exactly 0 in float64
-    pb = replace(pb, X=X, mode=np.linspace(-1.0, 2.0, pb.model.n_params))
-    c = pb.model.curvature(pb.mode, X[:10])
+    pb = replace(pb, X=X)
+    lap = Laplace(np.linspace(-1.0, 2.0, pb.model.n_params), lap.covariance)
+    c = pb.model.curvature(lap.mode, X[:10])
     assert np.any(c == 0.0) if name == "binary" else np.any(c.max(axis=1) == 1.0)
-    for p, _ in (curvature_weights(pb, uniform_mix=0.05), gradient_norm_weights(pb, 0.05)):
+    for p, _ in (curvature_weights(pb, lap, 0.05), gradient_norm_weights(pb, lap, 0.05)):
         assert np.all(p >= 0.05 / 100 * (1 - 1e-12)) and abs(p.sum() - 1) < 1e-12
     with pytest.raises(ValueError, match="uniform_mix"):
         mix_uniform(np.ones(3), None, 0.0)
-    with pytest.raises(ValueError, match="uniform_mix"):
-        PreferentialCV(uniform_mix=0).build(pb, batch_size=5, rng=None)
 
 
 # --------------------------------------------------------- unbiasedness
 
 @pytest.mark.parametrize("strategy", list(STRATEGIES))
-@pytest.mark.parametrize("name", list(MODELS))
-def test_unbiased_for_every_model(strategy, name):
-    pb, rng = make_problem(name, weighted=name in ("linear_fixed", "mlp"))
-    theta = np.tile(pb.mode + 0.5 * rng.normal(size=pb.model.n_params), (128, 1))
+@pytest.mark.parametrize("name", MODELS)
+def test_unbiased_for_every_model(strategy, name, problem, estimates, within_5se):
+    pb, lap, rng = problem(name, weighted=name in ("linear_fixed", "mlp"))
+    theta = np.tile(lap.mode + 0.5 * rng.normal(size=pb.model.n_params), (128, 1))
     exact = pb.full_grad(theta[:1])[0]
-    est = STRATEGIES[strategy].build(pb, batch_size=10, rng=np.random.default_rng(1))
+    est = STRATEGIES[strategy].build(pb, lap, batch_size=10, rng=np.random.default_rng(1))
     g, _ = estimates(est, theta, 30)
     assert within_5se(g, exact)
     # deliberately biased: the same preferential draws, weighted as if uniform
-    index = est.index.rows if strategy == "adaptive" else est.index
-    index.inv_p = np.full(pb.n_rows, float(pb.n_rows))
+    est.index.inv_p = np.full(pb.n_rows, float(pb.n_rows))
     g, _ = estimates(est, theta[:16], 300)
     assert not within_5se(g, exact)
 
 
+@pytest.mark.parametrize("name, weighted", [(m, False) for m in MODELS] + [("mlp", True)])
+def test_preferential_with_control_variates_unbiased(name, weighted, problem, estimates,
+                                                      within_5se):
+    """``Preferential(correction="cv")``: gradient-difference sums, curvature weights."""
+    pb, lap, rng = problem(name, weighted=weighted)
+    theta = np.tile(lap.mode + 0.5 * rng.normal(size=pb.model.n_params), (128, 1))
+    est = Preferential(correction="cv").build(pb, lap, batch_size=10, rng=rng)
+    assert est.outputs["preferential_weights"] == "curvature"
+    g, evals = estimates(est, theta, 30)
+    assert within_5se(g, pb.full_grad(theta[:1])[0])
+    assert evals[0] == 128 * 10 * (1 if pb.model.is_glm else 2)
+
+
 @pytest.mark.parametrize("strategy", ["preferential", "preferential_cv"])
 @pytest.mark.parametrize("name", ["binary", "softmax", "linear_fixed", "mlp"])
-def test_batch_of_all_rows_gives_the_exact_gradient(strategy, name):
+def test_batch_of_all_rows_gives_the_exact_gradient(strategy, name, problem, estimates):
     # b >= N importance draws with replacement would stay noisy at the cost of the exact sum
-    pb, rng = make_problem(name, n=60, weighted=name == "linear_fixed")
-    theta = pb.mode + 0.5 * rng.normal(size=(3, pb.model.n_params))
-    cost = STRATEGIES[strategy].build(pb, batch_size=59, rng=rng).evals_per_step / 59
+    pb, lap, rng = problem(name, n=60, weighted=name == "linear_fixed")
+    theta = lap.mode + 0.5 * rng.normal(size=(3, pb.model.n_params))
+    cost = STRATEGIES[strategy].build(pb, lap, batch_size=59, rng=rng).evals_per_step / 59
     for b in (60, 90):
-        est = STRATEGIES[strategy].build(pb, batch_size=b, rng=np.random.default_rng(1))
+        est = STRATEGIES[strategy].build(pb, lap, batch_size=b, rng=np.random.default_rng(1))
         g, _ = estimates(est, theta, 2)
         np.testing.assert_allclose(g, np.tile(pb.full_grad(theta), (2, 1)), rtol=1e-9,
                                    atol=1e-9)
         assert est.evals_per_step == 60 * cost  # N rows, not b
 
 
-def test_each_chain_uses_only_its_own_stream():
-    pb, rng = make_problem("binary")
-    theta = pb.mode + 0.3 * rng.normal(size=(3, pb.model.n_params))
+def test_each_chain_uses_only_its_own_stream(problem, estimates):
+    pb, lap, rng = problem("binary")
+    theta = lap.mode + 0.3 * rng.normal(size=(3, pb.model.n_params))
     for strategy in STRATEGIES.values():
-        est = strategy.build(pb, batch_size=10, rng=np.random.default_rng(0))
+        est = strategy.build(pb, lap, batch_size=10, rng=np.random.default_rng(0))
         one, _ = estimates(est, theta[:1], 7)
         three, _ = estimates(est, theta, 7)
         np.testing.assert_array_equal(one, three[::3])
@@ -178,59 +156,86 @@ def test_each_chain_uses_only_its_own_stream():
 # ------------------------------------------------------- adaptive sizes
 
 @pytest.mark.parametrize("name", ["binary", "mlp"])
-def test_adaptive_size_grows_with_distance_and_cost_is_exact(name):
-    pb, rng = make_problem(name)
-    est = Adaptive(n_max=150).build(pb, batch_size=10, rng=np.random.default_rng(0))
+def test_adaptive_size_grows_with_distance_and_cost_is_exact(name, problem, estimates):
+    pb, lap, rng = problem(name)
+    est = Adaptive(n_max=150).build(pb, lap, batch_size=10, rng=np.random.default_rng(0))
+    out = est.outputs
     v = rng.normal(size=pb.model.n_params)
-    v *= np.sqrt(est.info["adaptive_r95"]) / np.linalg.norm(v)  # n = 10 t^2 for t < 3.8
+    v *= np.sqrt(out["adaptive_r95"]) / np.linalg.norm(v)  # n = 10 t^2 for t < 3.8
     per_row = 1 if name == "binary" else 2
     seen = []
     for t in [0.0, 0.5, 1.0, 1.5, 2.5, 3.5, 100.0]:
-        theta = np.stack([pb.mode + t * v, pb.mode + 2 * t * v])
-        sizes = est.subsample_sizes(theta)
+        theta = np.stack([lap.mode + t * v, lap.mode + 2 * t * v])
+        sizes = est.index.sizes(theta)
         _, evals = estimates(est, theta, 3)
         assert evals == [per_row * sizes.sum()] * 3
         seen.append(sizes[0])
         assert sizes[1] >= sizes[0]
-    assert seen[0] == 1 and seen[-1] == 150
     assert seen == [1, 3, 10, 23, 63, 123, 150]
-    info = est.info
-    np.testing.assert_allclose(est.rate, 10 / info["adaptive_r95"])
+    np.testing.assert_allclose(est.index.rate, 10 / out["adaptive_r95"])
     if name == "binary":  # V0 from eq. 18 at the 95th percentile with n = b
-        np.testing.assert_allclose(info["adaptive_V0"],
-                                   info["adaptive_r95"] * info["adaptive_lipschitz_sum"] / 10)
-        fixed = Adaptive(V0=info["adaptive_V0"]).build(pb, batch_size=10, rng=None)
-        np.testing.assert_allclose(fixed.rate, est.rate)
+        np.testing.assert_allclose(out["adaptive_V0"],
+                                   out["adaptive_r95"] * out["adaptive_lipschitz_sum"] / 10)
+        fixed = Adaptive(V0=out["adaptive_V0"]).build(pb, lap, batch_size=10, rng=rng)
+        np.testing.assert_allclose(fixed.index.rate, est.index.rate)
     else:
-        assert info["adaptive_V0"] is None and info["adaptive_lipschitz_sum"] is None
+        assert out["adaptive_V0"] is None and out["adaptive_lipschitz_sum"] is None
         with pytest.raises(ValueError, match="needs Lipschitz constants"):
-            Adaptive(V0=1.0).build(pb, batch_size=10, rng=None)
+            Adaptive(V0=1.0).build(pb, lap, batch_size=10, rng=rng)
 
 
-def test_adaptive_parameter_errors():
-    pb, _ = make_problem("binary", n=50)
-    for bad in ({"n_min": 0}, {"n_max": 2.5}, {"n_min": 5, "n_max": 3}, {"V0": -1.0},
-                {"n_pilot": 5}):
-        with pytest.raises(ValueError):
-            Adaptive(**bad).build(pb, batch_size=10, rng=np.random.default_rng(0))
-    assert Adaptive().build(pb, batch_size=10, rng=np.random.default_rng(0)).n_max == 50
+def test_adaptive_default_n_max(problem):
+    pb, lap, rng = problem("binary", n=50)
+    assert Adaptive().build(pb, lap, batch_size=10, rng=rng).index.n_max == 50
+    with pytest.raises(ValueError, match="below n_min=120"):
+        Adaptive(n_min=120).build(pb, lap, batch_size=10, rng=rng)
+
+
+@pytest.mark.parametrize("strategy, bad, param", [
+    (Preferential, {"uniform_mix": 0}, "uniform_mix"),
+    (Preferential, {"uniform_mix": 1.5}, "uniform_mix"),
+    (Preferential, {"correction": "none"}, "correction"),
+    (Preferential, {"correction": SVRGAnchor(n1=0)}, "n1"),
+    (PreferentialCV, {"uniform_mix": "a"}, "uniform_mix"),
+    (Adaptive, {"n_min": 0}, "n_min"),
+    (Adaptive, {"n_max": 2.5}, "n_max"),
+    (Adaptive, {"n_min": 5, "n_max": 3}, "n_max"),
+    (Adaptive, {"V0": -1.0}, "V0"),
+    (Adaptive, {"n_pilot": 5}, "n_pilot"),
+    (Adaptive, {"uniform_mix": 0.0}, "uniform_mix"),
+])
+def test_validate_names_the_bad_parameter(strategy, bad, param):
+    with pytest.raises(ValueError, match=param):
+        strategy(**bad).validate()
+    strategy().validate()
+
+
+def test_validate_runs_before_any_data_pass(monkeypatch):
+    def no_pass(*args, **kwargs):
+        raise AssertionError("a pass over the data ran before validate()")
+
+    monkeypatch.setattr(Posterior, "row_sum", no_pass)
+    X, y = make_blobs(60, 2, centers=2, random_state=0)
+    for sub, param in [(PreferentialCV(uniform_mix=0), "uniform_mix"),
+                       (Adaptive(n_pilot=1), "n_pilot")]:
+        with pytest.raises(ValueError, match=param):
+            BayesianLogisticRegression(subsampling=sub).fit(X, y)
 
 
 # ----------------------------------------------------------- variance
 
-def _mse(strategy, pb, theta, exact, b=20, n_rounds=40):
-    est = strategy.build(pb, batch_size=b, rng=np.random.default_rng(0))
+def _mse(strategy, pb, lap, theta, exact, estimates, b=20, n_rounds=40):
+    est = strategy.build(pb, lap, batch_size=b, rng=np.random.default_rng(0))
     g, evals = estimates(est, theta, n_rounds, seed=3)
     return np.mean(np.sum((g - np.tile(exact, (n_rounds, 1))) ** 2, axis=-1)), np.mean(evals)
 
 
 @pytest.mark.parametrize("name", ["binary", "linear_fixed", "softmax"])
-def test_lower_variance_near_the_mode(name):
-    pb, rng = make_problem(name, n=2000, mode="fit")
-    L = np.linalg.cholesky(pb.covariance)
-    theta = pb.mode + rng.normal(size=(32, pb.model.n_params)) @ L.T
+def test_lower_variance_near_the_mode(name, problem, estimates):
+    pb, lap, rng = problem(name, n=2000, mode="fit")
+    theta = lap.draws(rng, 32)
     exact = pb.full_grad(theta)
-    mse = {k: _mse(s, pb, theta, exact) for k, s in {
+    mse = {k: _mse(s, pb, lap, theta, exact, estimates) for k, s in {
         "uniform": Uniform(), "preferential": Preferential(), "cv": ControlVariates(),
         "preferential_cv": PreferentialCV()}.items()}
     assert mse["preferential"][0] < 0.7 * mse["uniform"][0]
@@ -240,29 +245,25 @@ def test_lower_variance_near_the_mode(name):
 
 # ------------------------------------------------- exact linear posterior
 
-def _fit_linear(X, y, s, **kw):
-    reg = BayesianLinearRegression(noise_std=s, fit_intercept=False, prior_scale=1.0,
-                                   random_state=0, **kw)
-    return reg.fit(X, y)
-
-
 # As test_exact_posterior.test_sg_samplers_well_conditioned: no preconditioner,
 # b = 100 of N = 2000, 102,000 SGLD steps per chain.
 @pytest.mark.parametrize("subsampling", list(STRATEGIES))
-def test_well_conditioned_long_chains(subsampling, well_conditioned_problem):
+def test_well_conditioned_long_chains(subsampling, well_conditioned_problem, fit_exact_linear,
+                                      check_exact):
     X, y, s, (mean, cov) = well_conditioned_problem
-    reg = _fit_linear(X, y, s, sampler="sgld", subsampling=subsampling, preconditioner=None,
-                      n_warmup=2000, n_draws=20_000, thin=5, batch_size=100)
+    reg = fit_exact_linear(X, y, s, sampler="sgld", subsampling=subsampling, preconditioner=None,
+                           n_warmup=2000, n_draws=20_000, thin=5, batch_size=100)
     check_exact(reg, mean, cov)
 
 
-@pytest.mark.parametrize("problem", ["diabetes_problem", "correlated_problem"])
+@pytest.mark.parametrize("problem_name", ["diabetes_problem", "correlated_problem"])
 @pytest.mark.parametrize("subsampling", ["preferential_cv", "adaptive"])
-def test_ill_conditioned_default_lengths(problem, subsampling, request):
-    X, y, s, (mean, cov) = request.getfixturevalue(problem)
-    reg = _fit_linear(X, y, s, subsampling=subsampling)
+def test_ill_conditioned_default_lengths(problem_name, subsampling, request, fit_exact_linear,
+                                         check_exact):
+    X, y, s, (mean, cov) = request.getfixturevalue(problem_name)
+    reg = fit_exact_linear(X, y, s, subsampling=subsampling)
     check_exact(reg, mean, cov)
-    assert reg.subsampling_weights_.shape == (X.shape[0],)
+    assert reg.preprocessing_["subsampling_weights"].shape == (X.shape[0],)
 
 
 # ------------------------------------------------------------ estimators
@@ -292,7 +293,7 @@ def test_estimators_smoke(strategy, cancer):
         mlp = BayesianMLPClassifier(hidden_layer_sizes=(8,), subsampling=strategy,
                                     n_warmup=200, n_draws=30, random_state=0).fit(Xb, yb)
         assert mlp.score(Xb, yb) > 0.9
-    p = clf.subsampling_weights_
+    p = clf.preprocessing_["subsampling_weights"]
     assert p.shape == (X.shape[0],) and np.all(p > 0) and abs(p.sum() - 1) < 1e-12
     assert clf.preprocessing_["preferential_uniform_mix"] == 0.1
     per_step = clf.diagnostics_["grad_evals_per_step"]
@@ -313,3 +314,4 @@ def test_grid_search_over_uniform_mix(cancer):
     assert est.subsampling.uniform_mix == 0.1  # the original object is untouched
     assert Adaptive().get_params() == {"uniform_mix": 0.1, "n_min": 1, "n_max": None,
                                        "V0": None, "n_pilot": 1000}
+    assert Preferential().get_params() == {"uniform_mix": 0.1, "correction": "plain"}

@@ -9,7 +9,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.preprocessing import StandardScaler
 
 from skbayes_sg import BayesianLinearRegression, BayesianLogisticRegression, BayesianMLPClassifier
-from skbayes_sg.diagnostics import kernel_stein_discrepancy, summarize
+from skbayes_sg.diagnostics import ESS_MIN, RHAT_MAX, kernel_stein_discrepancy, summarize
 from skbayes_sg.estimators import _report
 
 COLUMNS = ["mean", "sd", "q5", "q50", "q95", "ess_bulk", "ess_tail", "rhat"]
@@ -93,9 +93,9 @@ def test_warnings_in_plain_words_for_bad_chains(linear):
     assert not report.converged
     text = str(report)
     assert "warnings:" in text and "run longer" in text
-    assert any(w.startswith("R-hat above 1.01 for") and "of 12 parameters" in w
+    assert any(w.startswith(f"R-hat above {RHAT_MAX} for") and "of 12 parameters" in w
                for w in report.warnings)
-    assert any(w.startswith("bulk ESS below 200") for w in report.warnings)
+    assert any(w.startswith(f"bulk ESS below {ESS_MIN}") for w in report.warnings)
 
 
 def test_mlp_summary_and_stein():

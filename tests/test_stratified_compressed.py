@@ -14,55 +14,54 @@ from sklearn.datasets import load_breast_cancer, load_diabetes
 from sklearn.model_selection import GridSearchCV
 from sklearn.preprocessing import StandardScaler
 
-from conftest import D, toy_models, rngs_for, fit_exact_linear, check_exact, toy_problem
 from skbayes_sg import BayesianLinearRegression, BayesianLogisticRegression, BayesianMLPClassifier
-from skbayes_sg.models import GaussianLinearModel, GaussianPrior
+from skbayes_sg.models import GaussianLinearModel, GaussianPrior, Laplace, Posterior
 from skbayes_sg.preprocessing import RowView, allocate_batch, compress, kmeans_strata
-from skbayes_sg.subsampling import Compressed, Problem, Stratified, StratifiedIndex
+from skbayes_sg.subsampling import Compressed, Stratified, StratifiedIndex, SVRGAnchor
 from skbayes_sg.utils import ApproximationWarning
 
-MODELS = toy_models()
+MODELS = ["binary", "softmax", "linear_fixed", "linear_inferred", "mlp"]
 FAST = dict(n_warmup=60, n_draws=40, n_chains=2, batch_size=100, random_state=0)
 
 
-def make_problem(name, n=200, seed=0, weighted=False):
-    """A small Problem with heterogeneous rows (so strata differ) and a mode."""
-    rng, model = np.random.default_rng(seed), MODELS[name]()
-    X = rng.normal(size=(n, D)) * rng.uniform(0.3, 2.0, size=(n, 1)) + rng.choice([-2, 2], (n, 1))
-    return toy_problem(name, model, X, rng, weighted), rng
+@pytest.fixture
+def problem(make_problem):
+    """``problem(name, n=200, weighted=False)``: two blobs of rows, so strata differ."""
+    def make(name, n=200, weighted=False):
+        return make_problem(name, n=n, weighted=weighted, layout="blobs")
+    return make
 
 
-def estimates(est, theta, n_rounds, seed=0):
-    rngs = rngs_for(theta.shape[0], seed)
-    state, out = est.init(rngs, theta), []
-    for _ in range(n_rounds):
-        g, state, _ = est.estimate(rngs, theta, state)
-        out.append(g)
-    return np.concatenate(out)
+def _linear_diabetes(diabetes_problem):
+    X, y, s, (mean, cov) = diabetes_problem
+    pb = Posterior(GaussianLinearModel(X.shape[1], False, noise_std=s),
+                   GaussianPrior(np.ones(X.shape[1])), X, y)
+    return pb, Laplace(mean, cov), s, mean, cov
 
 
-def within_5se(samples, exact):
-    se = samples.std(axis=0, ddof=1) / np.sqrt(samples.shape[0])
-    return np.all(np.abs(samples.mean(axis=0) - exact) <= 5 * se + 1e-9 * np.abs(exact).max())
+def _compressed_exact(small, s):
+    """Precision and mean of the (Gaussian) compressed posterior."""
+    prec = (small.X.T * small.weight) @ small.X / s**2 + np.eye(small.X.shape[1])
+    return prec, np.linalg.solve(prec, (small.X.T * small.weight) @ small.y / s**2)
 
 
 # --------------------------------------------------------------------------- stratified
 @pytest.mark.parametrize("correction", ["plain", "cv"])
 @pytest.mark.parametrize("name, weighted", [(m, False) for m in MODELS] + [("mlp", True)])
-def test_stratified_unbiased(name, weighted, correction):
-    pb, rng = make_problem(name, weighted=weighted)
+def test_stratified_unbiased(name, weighted, correction, problem, estimates, within_5se):
+    pb, lap, rng = problem(name, weighted=weighted)
     theta = np.tile(0.5 * rng.normal(size=pb.model.n_params), (128, 1))
     strategy = Stratified(n_clusters=4, correction=correction)
-    est = strategy.build(pb, batch_size=12, rng=np.random.default_rng(1))
-    assert est.index.b == 12 and est.attributes["n_strata"] == 4
+    est = strategy.build(pb, lap, batch_size=12, rng=np.random.default_rng(1))
+    assert est.index.b == 12 and est.outputs["n_strata"] == 4
     exact = pb.full_grad(theta[:1])[0]
-    assert within_5se(estimates(est, theta, 40), exact)
-    biased = strategy.build(pb, batch_size=12, rng=np.random.default_rng(1))
+    assert within_5se(estimates(est, theta, 40)[0], exact)
+    biased = strategy.build(pb, lap, batch_size=12, rng=np.random.default_rng(1))
     biased.index.weight_row[:] = pb.n_rows / 12  # ignores the strata
-    assert not within_5se(estimates(biased, theta, 40), exact)
+    assert not within_5se(estimates(biased, theta, 40)[0], exact)
 
 
-def test_stratified_index_draws_within_strata_independently():
+def test_stratified_index_draws_within_strata_independently(rngs_for):
     labels = np.repeat([0, 1, 2], [7, 30, 13])[np.random.default_rng(0).permutation(50)]
     alloc = np.array([2, 5, 13])  # the last stratum is taken whole every step
     index = StratifiedIndex(labels, alloc)
@@ -70,10 +69,10 @@ def test_stratified_index_draws_within_strata_independently():
     rngs = rngs_for(2)
     state, seen = index.init(rngs, 2), []
     for _ in range(2000):
-        idx, w, scale, state = index.draw(rngs, state)
+        idx, w, state = index.draw(rngs, None, state)
         seen.append(idx)
     seen = np.stack(seen)  # (T, C, b)
-    assert scale == 1.0 and w.shape == (2, 20)
+    assert index.scale == 1.0 and w.shape == (2, 20)
     np.testing.assert_allclose(w[0], np.repeat([7 / 2, 30 / 5, 1.0], alloc))
     for j, cols in enumerate(np.split(np.arange(20), np.cumsum(alloc)[:-1])):
         block = seen[:, :, cols]
@@ -104,8 +103,8 @@ def test_allocation_rule():
         allocate_batch([5, 5, 5], [1, 1, 1], 2)
 
 
-def test_strata_moments_and_batch_smaller_than_k():
-    pb, rng = make_problem("softmax", n=300)
+def test_strata_moments_and_batch_smaller_than_k(problem, estimates, within_5se):
+    pb, lap, rng = problem("softmax", n=300)
     strata, info = kmeans_strata(RowView(pb.X), 9, groups=pb.y, max_iter=3, rng=rng)
     assert strata.sizes.sum() == 300 and info["kmeans_iterations"] <= 3
     for j in range(strata.sizes.size):
@@ -113,18 +112,37 @@ def test_strata_moments_and_batch_smaller_than_k():
         assert np.unique(pb.y[strata.labels == j]).size == 1  # within one class
         np.testing.assert_allclose(Z.mean(0), strata.means[j])
         np.testing.assert_allclose(((Z - Z.mean(0)) ** 2).sum(1).mean(), strata.variances[j])
-    est = Stratified(n_clusters=20).build(pb, batch_size=5, rng=rng)  # k -> b = 5
-    assert est.attributes["n_strata"] == 5 and est.attributes["batch_allocation"].sum() == 5
-    est = Stratified(n_clusters=20).build(pb, batch_size=2, rng=rng)  # 3 classes > b: merge
-    assert list(est.attributes["batch_allocation"]) == [1, 1]
-    assert est.attributes["strata_sizes"].sum() == 300
+    est = Stratified(n_clusters=20).build(pb, lap, batch_size=5, rng=rng)  # k -> b = 5
+    assert est.outputs["n_strata"] == 5 and est.outputs["batch_allocation"].sum() == 5
+    est = Stratified(n_clusters=20).build(pb, lap, batch_size=2, rng=rng)  # 3 classes > b: merge
+    assert list(est.outputs["batch_allocation"]) == [1, 1]
+    assert est.outputs["strata_sizes"].sum() == 300
+    assert {"kmeans_seconds", "kmeans_inertia", "kmeans_iterations"} <= set(est.outputs)
     theta = np.tile(rng.normal(size=pb.model.n_params), (64, 1))
-    assert within_5se(estimates(est, theta, 60), pb.full_grad(theta[:1])[0])
+    assert within_5se(estimates(est, theta, 60)[0], pb.full_grad(theta[:1])[0])
+
+
+@pytest.mark.parametrize("strategy, bad, param", [
+    (Stratified, {"n_clusters": 0}, "n_clusters"),
+    (Stratified, {"max_iter": 1.5}, "max_iter"),
+    (Stratified, {"features": "z"}, "features"),
+    (Stratified, {"correction": "exact"}, "correction"),
+    (Stratified, {"correction": SVRGAnchor(update_every=0)}, "update_every"),
+    (Compressed, {"radius": -1.0}, "radius"),
+    (Compressed, {"target_ratio": 0.0}, "target_ratio"),
+    (Compressed, {"n_refine": -1}, "n_refine"),
+    (Compressed, {"inner": "compressed"}, "inner"),
+    (Compressed, {"inner": Stratified(n_clusters=0)}, "n_clusters"),
+])
+def test_validate_names_the_bad_parameter(strategy, bad, param):
+    with pytest.raises(ValueError, match=param):
+        strategy(**bad).validate()
+    strategy().validate()
 
 
 # --------------------------------------------------------------------------- compressed
-def test_compress_radius_contract():
-    pb, rng = make_problem("softmax", n=400)
+def test_compress_radius_contract(problem):
+    pb, _, rng = problem("softmax", n=400)
     X = np.vstack([pb.X, pb.X[:10]])  # duplicates
     y = np.concatenate([pb.y, pb.y[:10]])
     counts = []
@@ -140,7 +158,7 @@ def test_compress_radius_contract():
     assert counts[0] == 400 and np.all(np.diff(counts) <= 0) and counts[-1] < 30
     assert compress(RowView(X), groups=y, n_clusters=57).counts.size == 57
     w = rng.integers(1, 4, size=X.shape[0]).astype(float)
-    comp = compress(RowView(X), groups=y, weight=w, radius=1.0)
+    comp = compress(RowView(X), groups=y, weight=w, radius=1.0, chunk=100)
     j = 0
     np.testing.assert_allclose(np.average(X[comp.labels == j], axis=0, weights=w[comp.labels == j]),
                                comp.centroids[j])
@@ -148,36 +166,31 @@ def test_compress_radius_contract():
 
 
 def test_compressed_kl_shrinks_with_radius(diabetes_problem):
-    X, y, s, (mean, cov) = diabetes_problem
-    prior = GaussianPrior(np.ones(X.shape[1]))
-    pb = Problem(GaussianLinearModel(X.shape[1], False, noise_std=s), prior, X, y)
+    pb, lap, s, mean, cov = _linear_diabetes(diabetes_problem)
     kls, ratios = [], []
     for radius in [0.0, 0.1, 0.2, 0.5]:
-        est = Compressed(radius=radius).build(pb, batch_size=50, rng=np.random.default_rng(0))
-        small = est.problem
-        prec = (small.X.T * small.weight) @ small.X / s**2 + np.eye(X.shape[1])
-        d = np.linalg.solve(prec, (small.X.T * small.weight) @ small.y / s**2) - mean
-        kl = 0.5 * (np.trace(prec @ cov) + d @ prec @ d - X.shape[1]
+        est = Compressed(radius=radius).build(pb, lap, batch_size=50,
+                                              rng=np.random.default_rng(0))
+        prec, m = _compressed_exact(est.posterior, s)
+        d = m - mean
+        kl = 0.5 * (np.trace(prec @ cov) + d @ prec @ d - pb.X.shape[1]
                     - np.linalg.slogdet(prec)[1] - np.linalg.slogdet(cov)[1])
-        kls.append(kl), ratios.append(est.attributes["compression_ratio"])
-        assert est.exact and est.attributes["compression_radius"] <= radius + 1e-12
+        kls.append(kl), ratios.append(est.outputs["compression_ratio"])
+        assert est.exact and est.outputs["compression_radius"] <= radius + 1e-12
     assert kls[0] < 1e-8 and ratios[0] == 1.0
     assert np.all(np.diff(kls) > 0) and np.all(np.diff(ratios) < 0)
 
 
 def test_compression_shift_is_the_exact_mode_shift_for_fixed_noise_linear(diabetes_problem):
     # quadratic potential: one Newton step from the full-data mode lands on the compressed mode
-    X, y, s, (mean, cov) = diabetes_problem
-    pb = Problem(GaussianLinearModel(X.shape[1], False, noise_std=s),
-                 GaussianPrior(np.ones(X.shape[1])), X, y, None, mean, cov)
+    pb, lap, s, mean, cov = _linear_diabetes(diabetes_problem)
     shifts = []
     for radius in [0.0, 0.1, 0.2, 0.5]:
-        est = Compressed(radius=radius).build(pb, batch_size=50, rng=np.random.default_rng(0))
-        small = est.problem
-        prec = (small.X.T * small.weight) @ small.X / s**2 + np.eye(X.shape[1])
-        d = np.linalg.solve(prec, (small.X.T * small.weight) @ small.y / s**2) - mean
+        est = Compressed(radius=radius).build(pb, lap, batch_size=50,
+                                              rng=np.random.default_rng(0))
+        d = _compressed_exact(est.posterior, s)[1] - mean
         exact = np.max(np.abs(d) / np.sqrt(np.diag(cov)))
-        shift = est.attributes["compression_shift"]
+        shift = est.outputs["compression_shift"]
         assert shift == pytest.approx(exact, rel=1e-8, abs=1e-10)
         assert bool(est.warnings) == (shift > 0.3)
         shifts.append(shift)
@@ -189,42 +202,50 @@ def test_coarse_compression_warns_and_exact_compression_does_not(diabetes_proble
     kw = dict(noise_std=s, sampler="hmc", n_warmup=100, n_draws=100, random_state=0)
     with pytest.warns(ApproximationWarning, match="smaller radius"):
         coarse = BayesianLinearRegression(subsampling=Compressed(radius=0.5), **kw).fit(X, y)
-    assert coarse.compression_shift_ > 1.0
+    assert coarse.preprocessing_["compression_shift"] > 1.0
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         exact = BayesianLinearRegression(subsampling=Compressed(radius=0.0), **kw).fit(X, y)
-    assert exact.compression_shift_ < 1e-8
+    assert exact.preprocessing_["compression_shift"] < 1e-8
     assert not [w for w in caught if issubclass(w.category, ApproximationWarning)]
 
 
-@pytest.mark.parametrize("name", list(MODELS))
-def test_compressed_inner_minibatches_unbiased_for_compressed_potential(name):
-    pb, rng = make_problem(name)
-    est = Compressed(radius=0.3, inner="uniform").build(pb, batch_size=10, rng=rng)
-    assert not est.exact and est.n_data == pb.n_rows and est.problem.n_rows < pb.n_rows
+@pytest.mark.parametrize("inner", ["uniform", Stratified(n_clusters=3, correction="cv")],
+                         ids=["uniform", "stratified-cv"])
+@pytest.mark.parametrize("name", MODELS)
+def test_compressed_inner_minibatches_unbiased_for_compressed_potential(name, inner, problem,
+                                                                        estimates, within_5se):
+    pb, lap, rng = problem(name)
+    est = Compressed(radius=0.3, inner=inner).build(pb, lap, batch_size=10, rng=rng)
+    small = est.posterior
+    assert not est.exact and est.n_data == pb.n_rows and small.n_rows < pb.n_rows
     theta = np.tile(0.5 * rng.normal(size=pb.model.n_params), (128, 1))
-    assert within_5se(estimates(est, theta, 30), est.problem.full_grad(theta[:1])[0])
+    assert within_5se(estimates(est, theta, 30)[0], small.full_grad(theta[:1])[0])
 
 
 # --------------------------------------------------------------------------- exact posteriors
-def test_stratified_sgld_well_conditioned(well_conditioned_problem):
+def test_stratified_sgld_well_conditioned(well_conditioned_problem, fit_exact_linear,
+                                          check_exact):
     X, y, s, (mean, cov) = well_conditioned_problem
-    reg = fit_exact_linear(X, y, s, sampler="sgld", subsampling="stratified", preconditioner=None,
-               n_warmup=2000, n_draws=20_000, thin=5, batch_size=100)
+    reg = fit_exact_linear(X, y, s, sampler="sgld", subsampling="stratified",
+                           preconditioner=None, n_warmup=2000, n_draws=20_000, thin=5,
+                           batch_size=100)
     check_exact(reg, mean, cov)
 
 
-@pytest.mark.parametrize("problem", ["diabetes_problem", "correlated_problem"])
-def test_stratified_cv_ill_conditioned_defaults(problem, request):
-    X, y, s, (mean, cov) = request.getfixturevalue(problem)
+@pytest.mark.parametrize("problem_name", ["diabetes_problem", "correlated_problem"])
+def test_stratified_cv_ill_conditioned_defaults(problem_name, request, fit_exact_linear,
+                                                check_exact):
+    X, y, s, (mean, cov) = request.getfixturevalue(problem_name)
     check_exact(fit_exact_linear(X, y, s, subsampling=Stratified(correction="cv")), mean, cov)
 
 
 @pytest.mark.parametrize("kw", [{"sampler": "hmc"}, {}], ids=["hmc", "default-sampler"])
-def test_compressed_radius_zero_is_exact(kw, diabetes_problem):
+def test_compressed_radius_zero_is_exact(kw, diabetes_problem, fit_exact_linear, check_exact):
     X, y, s, (mean, cov) = diabetes_problem
     reg = fit_exact_linear(X, y, s, subsampling=Compressed(radius=0.0), **kw)
-    assert reg.n_centroids_ == X.shape[0] and reg.compression_ratio_ == 1.0
+    pre = reg.preprocessing_
+    assert pre["n_centroids"] == X.shape[0] and pre["compression_ratio"] == 1.0
     check_exact(reg, mean, cov)
 
 
@@ -248,9 +269,10 @@ def test_stratified_through_all_estimators(sub, cancer):
                 BayesianMLPClassifier(hidden_layer_sizes=(8,), subsampling=sub, **FAST).fit(X, y)]
     k = 20 if isinstance(sub, str) else 5
     for est, n_rows in zip(fits, [X.shape[0], Xd.shape[0], X.shape[0]]):
-        assert est.n_strata_ == k and est.batch_allocation_.sum() == 100
-        assert est.strata_sizes_.sum() == n_rows
-        assert {"kmeans_seconds", "kmeans_inertia", "kmeans_iterations"} <= set(est.preprocessing_)
+        pre = est.preprocessing_
+        assert pre["n_strata"] == k and pre["batch_allocation"].sum() == 100
+        assert pre["strata_sizes"].sum() == n_rows
+        assert {"kmeans_seconds", "kmeans_inertia", "kmeans_iterations"} <= set(pre)
         assert np.isfinite(est.draws_).all()
 
 
@@ -259,23 +281,27 @@ def test_grid_search_n_clusters_and_samplers(cancer):
     est = BayesianLogisticRegression(subsampling=Stratified(), sampler="sgld", **FAST)
     grid = GridSearchCV(est, {"subsampling__n_clusters": [2, 8]}, cv=2).fit(X, y)
     assert grid.best_params_["subsampling__n_clusters"] in (2, 8)
-    assert grid.best_estimator_.n_strata_ in (2, 8) and est.subsampling.n_clusters == 20
+    assert grid.best_estimator_.preprocessing_["n_strata"] in (2, 8)
+    assert est.subsampling.n_clusters == 20
     with pytest.raises(ValueError, match="exact full-data gradient"):
         BayesianLogisticRegression(sampler="hmc", subsampling="stratified", **FAST).fit(X, y)
     for sampler in ["psgld", "sgnht"]:
         BayesianLogisticRegression(sampler=sampler, subsampling="stratified", **FAST).fit(X, y)
+    svrg = BayesianLogisticRegression(subsampling=Stratified(correction="svrg"), **FAST).fit(X, y)
+    assert svrg.preprocessing_["anchor_batch_size"] == X.shape[0]
 
 
 def test_compressed_through_estimators(cancer):
     X, y = cancer
     clf = BayesianLogisticRegression(sampler="hmc", subsampling="compressed", **FAST).fit(X, y)
-    assert clf.n_centroids_ == math.ceil(0.1 * X.shape[0])
-    assert clf.compression_ratio_ == clf.n_centroids_ / X.shape[0]
-    assert clf.compression_radius_ > 0 and "compression_seconds" in clf.preprocessing_
+    pre = clf.preprocessing_
+    assert pre["n_centroids"] == math.ceil(0.1 * X.shape[0])
+    assert pre["compression_ratio"] == pre["n_centroids"] / X.shape[0]
+    assert pre["compression_radius"] > 0 and "compression_seconds" in pre
     assert clf.score(X, y) > 0.9
     mlp = BayesianMLPClassifier(hidden_layer_sizes=(8,), subsampling=Compressed(
         radius=0.3, inner="stratified"), **FAST).fit(X, y)
-    assert mlp.compression_ratio_ < 1 and mlp.n_strata_ >= 1
+    assert mlp.preprocessing_["compression_ratio"] < 1 and mlp.preprocessing_["n_strata"] >= 1
     with pytest.raises(ValueError, match="exact full-data gradient"):
         BayesianLogisticRegression(sampler="hmc", subsampling=Compressed(inner="uniform"),
                                    **FAST).fit(X, y)

@@ -53,10 +53,8 @@ def autocorrelation(x, axis=-1):
 
     Parameters
     ----------
-    x : array_like
-        Draws; the series runs along ``axis``, other axes are batched.
-    axis : int, default=-1
-        Axis of the series (the draws axis).
+    x, axis
+        As in :func:`autocovariance`.
 
     Returns
     -------

@@ -9,29 +9,24 @@ from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..diagnostics import effective_sample_size, split_rhat
-from ..models import GaussianPrior
+from ..diagnostics import assess
+from ..models import GaussianPrior, Posterior
 from ..samplers import SAMPLERS, BaseSampler
-from ..subsampling import SUBSAMPLING, BaseStrategy, Problem
+from ..subsampling import SUBSAMPLING, BaseStrategy
 from ..utils import ApproximationWarning, ConvergenceWarning, make_rng, make_streams
 from ._fit import check_combination, prepare, resolve, sample_with_retries
 from ._progress import make_progress
 from ._report import _ReportMixin
 
-__all__ = ["_BaseSGMCMC"]
+__all__ = ["_BaseSGMCMC", "_store_params"]
 
-RHAT_WARN, ESS_WARN, MIN_DRAWS = 1.1, 20, 4
 NOISY_STEP = 1e-2  # whitened auto step below which noise dominates
 
 
-def _convergence(draws):
-    """Bulk/tail ESS and split R-hat per coordinate (NaN below ``MIN_DRAWS`` draws)."""
-    if draws.shape[1] < MIN_DRAWS:
-        nan = np.full(draws.shape[-1], np.nan)
-        return {"ess": nan, "ess_tail": nan.copy(), "rhat": nan.copy()}
-    return {"ess": effective_sample_size(draws),
-            "ess_tail": effective_sample_size(draws, method="tail"),
-            "rhat": split_rhat(draws)}
+def _store_params(estimator, arguments):
+    """``__init__`` body: store every constructor argument verbatim (scikit-learn's rule)."""
+    for name in estimator._get_param_names():
+        setattr(estimator, name, arguments[name])
 
 
 class _BaseSGMCMC(_ReportMixin, BaseEstimator):
@@ -81,32 +76,31 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32],
                              y_numeric=not self._is_classifier)
         y_enc, n_outputs = self._encode_targets(y)
-        sampler = resolve(self.sampler, SAMPLERS, "sampler")
-        strategy = resolve(self.subsampling, SUBSAMPLING, "subsampling")
+        sampler, strategy = resolve(self.sampler, SAMPLERS), resolve(self.subsampling, SUBSAMPLING)
+        sampler.validate()
+        strategy.validate()
         check_combination(sampler, strategy)
         streams = make_streams(self.random_state, self.n_chains)
         model = self._make_model(X.shape[1], n_outputs)
         prior = self._make_prior(model, y)
         t0 = time.perf_counter()
-        prep = prepare(Problem(model, prior, X, y_enc), sampler, strategy,
+        prep = prepare(Posterior(model, prior, X, y_enc), sampler, strategy,
                        batch_size=self.batch_size, step_size=self.step_size,
                        preconditioner=self.preconditioner, n_chains=self.n_chains,
                        streams=streams, dispersion=self._init_dispersion)
         t1 = time.perf_counter()
         progress = make_progress(self.verbose)
         if progress is not None:
-            progress.preprocessed(prep.info, t1 - t0, prep.step_size, self.n_chains)
+            progress.preprocessed(prep.info, t1 - t0, prep.tuning.step_size, self.n_chains)
         draws, evals, steps, info, seconds = sample_with_retries(
             sampler, prep, streams,
             auto=self.step_size == "auto", n_warmup=self.n_warmup, n_draws=self.n_draws,
             thin=self.thin, n_jobs=self.n_jobs, progress=progress)
-        self.model_, self.prior_, self.draws_, self.mode_ = model, prior, draws, prep.mode
-        self.preprocessing_ = prep.info
-        for key, value in prep.estimator.attributes.items():
-            setattr(self, f"{key}_", value)
+        self.model_, self.prior_, self.draws_ = model, prior, draws
+        self.mode_, self.preprocessing_ = prep.laplace.mode, prep.info
         for message in prep.estimator.warnings:
-            warnings.warn(message, ApproximationWarning)
-        self._set_diagnostics(prep, evals, steps, info, t1 - t0, seconds, X.shape[0])
+            warnings.warn(message, ApproximationWarning, stacklevel=3)
+        self._set_diagnostics(prep, evals, steps, info, t1 - t0, seconds)
         self._store_summaries()
         if progress is not None:
             progress.finished(self.diagnostics_)
@@ -115,12 +109,13 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
     def _make_prior(self, model, y):
         return GaussianPrior(model.prior_precision(self.prior_scale, self._intercept_scale(y)))
 
-    def _set_diagnostics(self, prep, evals, steps, info, pre_seconds, seconds, n_rows):
+    def _set_diagnostics(self, prep, evals, steps, info, pre_seconds, seconds):
         pre_evals = prep.info["preprocessing_grad_evals"]
         n_steps = self.n_warmup + self.n_draws * self.thin
         n_data = prep.estimator.n_data
+        verdict = assess(self.draws_, hint=self._convergence_hint)
         d = {
-            **_convergence(self.draws_),
+            "ess": verdict.ess_bulk, "ess_tail": verdict.ess_tail, "rhat": verdict.rhat,
             "step_size": float(np.mean(steps)),
             "step_size_per_chain": steps,
             "n_grad_evals": int(evals + pre_evals),
@@ -136,25 +131,9 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
             **info,
         }
         self.diagnostics_ = d
-        self._warn_convergence()
-
-    def _warn_convergence(self):
-        d = self.diagnostics_
-        if self.draws_.shape[1] < MIN_DRAWS:
-            warnings.warn(
-                f"Only {self.draws_.shape[1]} draws per chain: ESS and R-hat need at least "
-                f"{MIN_DRAWS} and are NaN. Increase n_draws to assess convergence.",
-                ConvergenceWarning)
-            return
-        rhat, ess = np.nanmax(d["rhat"]), np.nanmin(d["ess"])
-        if rhat > RHAT_WARN or ess < ESS_WARN:
-            warnings.warn(
-                f"The chains may not have converged: max split R-hat = {rhat:.3f} "
-                f"(want < {RHAT_WARN}), min bulk ESS = {ess:.0f} (want > {ESS_WARN}). "
-                "Increase n_warmup / n_draws, or check the step size."
-                + self._noise_hint() + self._convergence_hint,
-                ConvergenceWarning,
-            )
+        if verdict.problems:
+            warnings.warn("The chains may not have converged: " + " ".join(verdict.problems)
+                          + self._noise_hint(), ConvergenceWarning, stacklevel=4)
 
     def _noise_hint(self):
         """Advice when minibatch noise forced a tiny automatic step."""

@@ -4,6 +4,8 @@ import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
+from ..utils import row_chunks
+
 __all__ = ["_ClassifierMixin"]
 
 _CHUNK_ELEMENTS = 2_000_000  # draws x rows x classes per predict chunk
@@ -45,10 +47,9 @@ class _ClassifierMixin:
         check_is_fitted(self)
         X = self._validate_X_predict(X)
         draws = self._pooled_draws()
-        rows = max(1, _CHUNK_ELEMENTS // (draws.shape[0] * len(self.classes_)))
         out = np.empty((X.shape[0], len(self.classes_)))
-        for start in range(0, X.shape[0], rows):
-            sl = slice(start, start + rows)
+        width = draws.shape[0] * len(self.classes_)
+        for sl in row_chunks(X.shape[0], width, rows=X.shape[0], elements=_CHUNK_ELEMENTS):
             out[sl] = self.model_.predict_output(draws, X[sl]).mean(axis=0)
         return out
 

@@ -20,7 +20,7 @@ default=see signature
         (the GLM default, with ``step_size="auto"``): start at 100 and double,
         up to 1600, while the measured gradient noise holds the automatic step
         below half its noise-free value
-        (:func:`~skbayes_sg.samplers.auto_batch_size`; each doubling rebuilds
+        (``auto_batch_size`` in :mod:`skbayes_sg.estimators._tuning`; each doubling rebuilds
         the strategy and re-measures the noise).  Where the noise binds, the
         step and so the mixing per step grow like ``b``: noisy problems get more
         gradient evaluations per step, well-conditioned ones stay at 100.  The
@@ -32,7 +32,7 @@ default=see signature
         whose stationary variance on the Laplace-whitened Gaussian, with the
         gradient noise measured on a pilot (95% quantile over coordinates),
         is within 5% of exact, capped at
-        0.5 (:mod:`skbayes_sg.samplers._step_size`); for ``"hmc"`` the
+        0.5 (:mod:`skbayes_sg.estimators._tuning`); for ``"hmc"`` the
         initial step of dual averaging.
     preconditioner : {"auto", "laplace", "diagonal"} or None, default="auto"
         Constant preconditioner / inverse mass matrix from the Laplace
@@ -49,10 +49,13 @@ default=see signature
         Independent chains, started from Laplace draws around the mode, each
         with its own random streams.
     n_jobs : int, default=None
-        Processes for the chains (joblib); draws do not depend on it.
+        Processes for the chains (joblib; ``None`` follows joblib's active
+        ``parallel_config``, else 1); draws do not depend on it.
     random_state : int, RandomState instance or None, default=None
-        Seeds everything (one Generator, spawned streams in a fixed order:
-        preprocessing, initial points, then per chain noise and minibatches).
+        Seeds everything: one seed, and one named child stream per consumer
+        (mode, curvature, strategy, pilot, initial points; per chain its noise
+        and its minibatches -- see :mod:`skbayes_sg.utils._random`), so each
+        consumer's draws are independent of the others'.
     verbose : int, default=0
         Progress on stdout.  ``0``: silent (the sampling loop pays nothing).
         ``1``: one line after the preprocessing; per phase (warm-up, sampling)
@@ -72,8 +75,11 @@ COMMON_ATTRIBUTES = """\
     prior_ : object
         The frozen prior (``value``/``grad`` of ``-log p(theta)``).
     preprocessing_ : dict
-        What the preprocessing produced (curvature, gradient noise, the
-        strategy's own outputs, its gradient evaluations).
+        What the preprocessing produced: ``"preprocessing_grad_evals"``,
+        ``"curvature"``, ``"gradient_noise"``, ``"batch_size"``, and the
+        subsampling strategy's own outputs under the keys its docstring lists
+        (e.g. ``"n_strata"``, ``"subsampling_weights"``,
+        ``"compression_ratio"``).  Rebuilt by every ``fit``.
     diagnostics_ : dict
         ``"ess"`` / ``"ess_tail"`` (bulk / tail ESS per parameter), ``"rhat"``
         (rank-normalised split R-hat), ``"step_size"``, ``"n_grad_evals"``
@@ -95,6 +101,8 @@ REPORT_NOTES = """\
 """
 
 REFERENCES = """\
+    References
+    ----------
     Welling, M. and Teh, Y. W. (2011). Bayesian learning via stochastic
     gradient Langevin dynamics. ICML.
 

@@ -9,7 +9,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..models import GaussianLinearModel, GaussianPrior, NoisePrior
 from ..utils import make_rng
-from ._base import _BaseSGMCMC
+from ._base import _BaseSGMCMC, _store_params
 from ._docs import COMMON_ATTRIBUTES, COMMON_PARAMETERS, REFERENCES, REPORT_NOTES
 
 __all__ = ["BayesianLinearRegression"]
@@ -71,8 +71,6 @@ class BayesianLinearRegression(RegressorMixin, _BaseSGMCMC):
     (``sample_posterior()["intercept"]``).
 
 {REPORT_NOTES}
-    References
-    ----------
 {REFERENCES}
     Examples
     --------
@@ -102,21 +100,7 @@ class BayesianLinearRegression(RegressorMixin, _BaseSGMCMC):
                  sampler="sghmc", subsampling="preferential_cv", batch_size="auto",
                  step_size="auto", preconditioner="auto", n_warmup=500, n_draws=1000,
                  thin=1, n_chains=4, n_jobs=None, random_state=None, verbose=0):
-        self.prior_scale = prior_scale
-        self.noise_std = noise_std
-        self.fit_intercept = fit_intercept
-        self.sampler = sampler
-        self.subsampling = subsampling
-        self.batch_size = batch_size
-        self.step_size = step_size
-        self.preconditioner = preconditioner
-        self.n_warmup = n_warmup
-        self.n_draws = n_draws
-        self.thin = thin
-        self.n_chains = n_chains
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.verbose = verbose
+        _store_params(self, locals())
 
     def _make_model(self, n_features, n_outputs):
         return GaussianLinearModel(n_features, self.fit_intercept, self.noise_std)

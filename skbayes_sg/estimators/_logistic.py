@@ -4,7 +4,7 @@ import numpy as np
 from sklearn.base import ClassifierMixin
 
 from ..models import LogisticModel
-from ._base import _BaseSGMCMC
+from ._base import _BaseSGMCMC, _store_params
 from ._classifier import _ClassifierMixin
 from ._docs import COMMON_ATTRIBUTES, COMMON_PARAMETERS, REFERENCES, REPORT_NOTES
 
@@ -57,8 +57,6 @@ class BayesianLogisticRegression(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC)
     every direction equally easy.
 
 {REPORT_NOTES}
-    References
-    ----------
 {REFERENCES}
     Examples
     --------
@@ -84,20 +82,7 @@ class BayesianLogisticRegression(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC)
                  subsampling="preferential_cv", batch_size="auto", step_size="auto",
                  preconditioner="auto", n_warmup=500, n_draws=1000, thin=1, n_chains=4,
                  n_jobs=None, random_state=None, verbose=0):
-        self.prior_scale = prior_scale
-        self.fit_intercept = fit_intercept
-        self.sampler = sampler
-        self.subsampling = subsampling
-        self.batch_size = batch_size
-        self.step_size = step_size
-        self.preconditioner = preconditioner
-        self.n_warmup = n_warmup
-        self.n_draws = n_draws
-        self.thin = thin
-        self.n_chains = n_chains
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.verbose = verbose
+        _store_params(self, locals())
 
     def _make_model(self, n_features, n_classes):
         return LogisticModel(n_features, n_classes, self.fit_intercept)

@@ -6,7 +6,7 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import StrOptions
 
 from ..models import MLPModel
-from ._base import _BaseSGMCMC
+from ._base import _BaseSGMCMC, _store_params
 from ._classifier import _ClassifierMixin
 from ._docs import COMMON_ATTRIBUTES, COMMON_PARAMETERS, REFERENCES, REPORT_NOTES
 
@@ -34,13 +34,13 @@ class BayesianMLPClassifier(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC):
 {COMMON_PARAMETERS}
     Attributes
     ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
     coefs_ : list of ndarray
         Posterior means of the weight matrices, ``coefs_[l]`` of shape
         ``(n_in, n_out)`` (as in :class:`~sklearn.neural_network.MLPClassifier`).
     intercepts_ : list of ndarray
         Posterior means of the biases.
-    classes_ : ndarray of shape (n_classes,)
-        Class labels.
 {COMMON_ATTRIBUTES}
     See Also
     --------
@@ -65,23 +65,21 @@ class BayesianMLPClassifier(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC):
     large group and reuses the ESS and R-hat computed in ``fit``.
 
 {REPORT_NOTES}
-    References
-    ----------
 {REFERENCES}
     Examples
     --------
-    >>> from sklearn.datasets import load_iris
-    >>> from sklearn.pipeline import make_pipeline
-    >>> from sklearn.preprocessing import StandardScaler
     >>> from skbayes_sg import BayesianMLPClassifier
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.preprocessing import StandardScaler
     >>> X, y = load_iris(return_X_y=True)
-    >>> clf = make_pipeline(StandardScaler(), BayesianMLPClassifier(
-    ...     hidden_layer_sizes=(16,), n_draws=50, random_state=0)).fit(X, y)
+    >>> X = StandardScaler().fit_transform(X)
+    >>> clf = BayesianMLPClassifier(hidden_layer_sizes=(16,), n_draws=50,
+    ...                             random_state=0).fit(X, y)
     >>> clf.predict_proba(X[:3]).shape
     (3, 3)
-    >>> [w.shape for w in clf[-1].coefs_]
+    >>> [w.shape for w in clf.coefs_]
     [(4, 16), (16, 3)]
-    >>> clf[-1].draws_.shape
+    >>> clf.draws_.shape
     (2, 50, 131)
     """
 
@@ -108,22 +106,7 @@ class BayesianMLPClassifier(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC):
                  fit_intercept=True, sampler="sgnht", subsampling="uniform", batch_size=100,
                  step_size="auto", preconditioner="auto", n_warmup=1000, n_draws=100, thin=10,
                  n_chains=2, n_jobs=None, random_state=None, verbose=0):
-        self.hidden_layer_sizes = hidden_layer_sizes
-        self.activation = activation
-        self.prior_scale = prior_scale
-        self.fit_intercept = fit_intercept
-        self.sampler = sampler
-        self.subsampling = subsampling
-        self.batch_size = batch_size
-        self.step_size = step_size
-        self.preconditioner = preconditioner
-        self.n_warmup = n_warmup
-        self.n_draws = n_draws
-        self.thin = thin
-        self.n_chains = n_chains
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.verbose = verbose
+        _store_params(self, locals())
 
     def _hidden(self):
         sizes = self.hidden_layer_sizes

@@ -2,28 +2,21 @@
 
 import numpy as np
 
-from ..diagnostics import format_table
+from ..diagnostics import ESS_MIN, RHAT_MAX, convergence_problems, format_table
 from ._progress import format_seconds
 
 __all__ = ["PosteriorSummary", "convergence_warnings"]
 
-RHAT_MAX = 1.01  # Vehtari et al. (2021)
-ESS_PER_CHAIN = 100  # ... and at least 100 effective draws per chain
 _WORST = 5  # rows printed for a group larger than max_rows
 
 
-def _count(mask, what, n_total):
-    return f"{what} for {int(mask.sum())} of {n_total} parameters"
-
-
-def convergence_warnings(columns, n_chains, n_draws, diagnostics, hint=""):
+def convergence_warnings(columns, diagnostics, hint=""):
     """Plain-language warnings from pooled summary columns and ``diagnostics_``.
 
     Parameters
     ----------
     columns : dict of str to ndarray
         ``"rhat"``, ``"ess_bulk"``, ``"ess_tail"`` over all parameters.
-    n_chains, n_draws : int
     diagnostics : dict
         The estimator's ``diagnostics_``.
     hint : str, optional
@@ -32,13 +25,12 @@ def convergence_warnings(columns, n_chains, n_draws, diagnostics, hint=""):
     Returns
     -------
     warnings : list of str
-        Empty when every R-hat is below 1.01 and every bulk and tail ESS is at
-        least 100 per chain.
+        The problems of :func:`skbayes_sg.diagnostics.convergence_problems`
+        (the same judgement ``fit`` makes), step-size retries and HMC
+        divergences; empty when none were found.
     """
-    out = _chain_warnings(columns, ESS_PER_CHAIN * n_chains, hint)
-    if np.all(np.isnan(columns["rhat"])):
-        out.append(f"ESS and R-hat are undefined (only {n_draws} draws per chain or "
-                   "constant draws): increase n_draws.")
+    out = list(convergence_problems(columns["rhat"], columns["ess_bulk"], columns["ess_tail"],
+                                    hint))
     retries = int(diagnostics.get("step_size_retries", 0))
     if retries:
         out.append(f"the automatic step size diverged in warm-up and was divided by 4 "
@@ -47,28 +39,6 @@ def convergence_warnings(columns, n_chains, n_draws, diagnostics, hint=""):
     if divergent:
         out.append(f"{divergent} divergent HMC transitions: the posterior has regions "
                    "the step size cannot follow; try a smaller step_size.")
-    return out
-
-
-def _chain_warnings(columns, ess_min, hint):
-    """R-hat, bulk-ESS and tail-ESS warnings."""
-    out, n = [], columns["rhat"].size
-    rhat, bulk, tail = columns["rhat"], columns["ess_bulk"], columns["ess_tail"]
-    with np.errstate(invalid="ignore"):
-        bad_rhat, bad_bulk, bad_tail = rhat > RHAT_MAX, bulk < ess_min, tail < ess_min
-    if bad_rhat.any():
-        out.append(f"{_count(bad_rhat, f'R-hat above {RHAT_MAX}', n)} (max "
-                   f"{np.nanmax(rhat):.3f}): the chains disagree; run longer "
-                   f"(increase n_warmup and n_draws).{hint}")
-    if bad_bulk.any():
-        out.append(f"{_count(bad_bulk, f'bulk ESS below {ess_min}', n)} (min "
-                   f"{np.nanmin(bulk):.0f}): posterior means carry a Monte-Carlo error above "
-                   f"{100 / np.sqrt(ess_min):.0f}% of a posterior sd; run longer "
-                   "(increase n_draws).")
-    if bad_tail.any():
-        out.append(f"{_count(bad_tail, f'tail ESS below {ess_min}', n)} (min "
-                   f"{np.nanmin(tail):.0f}): the 5% and 95% quantiles are unreliable; "
-                   "run longer (increase n_draws).")
     return out
 
 
@@ -136,7 +106,7 @@ class PosteriorSummary:
             parts += [f"  * {w}" for w in self.warnings]
         else:
             parts.append(f"no warnings: every R-hat <= {RHAT_MAX} and every bulk and "
-                         f"tail ESS >= {ESS_PER_CHAIN} per chain.")
+                         f"tail ESS >= {ESS_MIN}.")
         return "\n".join(parts)
 
     def __repr__(self):

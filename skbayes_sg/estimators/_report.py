@@ -11,7 +11,7 @@ import numpy as np
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d
 
 from ..diagnostics import kernel_stein_discrepancy, summarize
-from ..utils import make_rng
+from ..utils import make_rng, row_chunks
 from ._posterior_summary import PosteriorSummary, convergence_warnings
 
 __all__ = ["_ReportMixin"]
@@ -90,7 +90,7 @@ class _ReportMixin:
                   for k in ("rhat", "ess_bulk", "ess_tail")}
         C, D, p = self.draws_.shape
         d = self.diagnostics_
-        warnings = convergence_warnings(pooled, C, D, d, self._convergence_hint)
+        warnings = convergence_warnings(pooled, d, self._convergence_hint)
         cost = {"seconds": d["preprocessing_seconds"] + d["sampling_seconds"],
                 **{k: d[k] for k in ("preprocessing_seconds", "sampling_seconds",
                                      "n_grad_evals", "data_passes")}}
@@ -113,10 +113,9 @@ class _ReportMixin:
     def _scores(self, theta, X, y):
         """``-grad U(theta)`` on ``(X, y)`` for draws ``theta (S, p)``, in chunks."""
         out = np.empty_like(theta)
-        step = max(1, _SCORE_ELEMENTS // max(X.shape[0], 1))
-        for s in range(0, theta.shape[0], step):
-            t = theta[s:s + step]
-            out[s:s + step] = -(self.model_.grad_sum(t, X, y) + self.prior_.grad(t))
+        for sl in row_chunks(theta.shape[0], X.shape[0], rows=theta.shape[0],
+                             elements=_SCORE_ELEMENTS):
+            out[sl] = -(self.model_.grad_sum(theta[sl], X, y) + self.prior_.grad(theta[sl]))
         return out
 
     def stein_discrepancy(self, X, y, n_draws=500, random_state=0, c=1.0):

@@ -3,11 +3,13 @@
 See :mod:`skbayes_sg.models._base` for the protocol every model follows.
 """
 
-from ._base import GaussianPrior, NoisePrior, as_float64
+from ._base import GaussianPrior, NoisePrior, as_float64, design
 from ._linear import GaussianLinearModel
 from ._logistic import LogisticModel
 from ._mlp import MLPModel
+from ._posterior import Laplace, Posterior
 
 __all__ = [
-    "GaussianPrior", "NoisePrior", "GaussianLinearModel", "LogisticModel", "MLPModel", "as_float64",
+    "GaussianPrior", "NoisePrior", "GaussianLinearModel", "LogisticModel", "MLPModel", "Laplace",
+    "Posterior", "as_float64", "design",
 ]

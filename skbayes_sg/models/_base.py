@@ -27,6 +27,11 @@ Methods of a model (all pure, no RNG, no state):
 ``predict_output(draws, X)``          ``(S, n, K)`` probabilities (classifiers) or
                                       ``(S, n)`` means (regression), for draws ``(S, p)``.
 
+Capabilities are declared, never probed: ``is_glm`` (the linear-predictor
+form below), ``exact_hessian`` (``hessian`` is implemented) and
+``random_init`` (the mode search starts from ``init_position(rng)``: the MLP),
+``is_regression`` and ``n_outputs`` (classes, or 1 for regression).
+
 GLMs (``is_glm = True``) also expose the linear-predictor form used by control
 variates to store the anchor as scalars (one gradient evaluation per example
 per step instead of two):
@@ -39,7 +44,22 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["GaussianPrior", "NoisePrior", "as_chain_data", "as_float64", "linear_predictor"]
+__all__ = ["GaussianPrior", "Likelihood", "NoisePrior", "as_float64", "design",
+           "linear_predictor"]
+
+
+class Likelihood:
+    """Declared capabilities of a model (defaults; each model overrides what it has).
+
+    ``is_glm``: the linear-predictor form (``response``, ``grad_from_response``);
+    ``exact_hessian``: ``hessian`` is implemented; ``random_init``: the mode
+    search starts from ``init_position(rng)``; ``is_regression``: real targets.
+    """
+
+    is_glm = False
+    exact_hessian = False
+    random_init = False
+    is_regression = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -104,9 +124,22 @@ def as_float64(X):
     return X if X.dtype == np.float64 else X.astype(np.float64)
 
 
-def as_chain_data(X):
-    """Return True when ``X`` is gathered per chain (3-D)."""
-    return X.ndim == 3
+def scalar_response_grad(r, X, fit_intercept, out):
+    """``out[:, :d+1] = sum_i r_i [x_i, 1]`` for scalar responses ``r`` ``(C, b)``; ``out``."""
+    d = X.shape[-1]
+    if X.ndim == 2:
+        np.matmul(r, X, out=out[:, :d])
+    else:
+        np.matmul(r[:, None, :], X, out=out[:, None, :d])
+    if fit_intercept:
+        r.sum(axis=-1, out=out[:, d])
+    return out
+
+
+def design(X, fit_intercept):
+    """GLM design rows ``[x_i, 1]`` (``[x_i]`` without intercept) as float64 ``(n, d1)``."""
+    X = np.asarray(X, dtype=np.float64)
+    return np.hstack([X, np.ones((X.shape[0], 1))]) if fit_intercept else X
 
 
 def linear_predictor(X, W, b=None):

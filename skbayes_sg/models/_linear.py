@@ -4,7 +4,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._base import as_float64, linear_predictor
+from ._base import Likelihood, as_float64, design, linear_predictor, scalar_response_grad
 
 __all__ = ["GaussianLinearModel"]
 
@@ -12,16 +12,15 @@ _LOG_SIGMA_PRECISION = 1.0 / 10.0**2
 
 
 @dataclass(frozen=True)
-class GaussianLinearModel:
+class GaussianLinearModel(Likelihood):
     """Linear regression with Gaussian noise.
 
     Parameters
     ----------
     n_features : int
-        Number of input features ``d``.
+        Width ``d`` of ``x``.
     fit_intercept : bool, default=True
-        When False the intercept is not part of ``theta``; :meth:`unpack`
-        still returns a zero intercept.
+        Whether ``theta`` holds an intercept (:meth:`unpack` gives 0 if not).
     noise_std : float or None, default=None
         Fixed noise standard deviation ``sigma``.  ``None`` infers it: the
         last coordinate of ``theta`` is then ``log sigma``.
@@ -44,6 +43,8 @@ class GaussianLinearModel:
     fit_intercept: bool = True
     noise_std: float | None = None
     n_params: int = field(init=False, repr=False, compare=False)
+    exact_hessian = is_regression = True
+    n_outputs = 1
 
     def __post_init__(self):
         d, fit_b, infer = self.n_features, bool(self.fit_intercept), self.noise_std is None
@@ -123,14 +124,8 @@ class GaussianLinearModel:
         """
         if weight is not None:
             r = r * weight
-        C, d, X = r.shape[0], self.n_features, as_float64(X)
-        out = np.empty((C, self.n_params))
-        if X.ndim == 2:
-            np.matmul(r, X, out=out[:, :d])
-        else:
-            np.matmul(r[:, None, :], X, out=out[:, None, :d])
-        if self.fit_intercept:
-            r.sum(axis=-1, out=out[:, d])
+        out = scalar_response_grad(r, as_float64(X), self.fit_intercept,
+                                   np.empty((r.shape[0], self.n_params)))
         if self.noise_std is None:
             out[:, -1] = 0.0
         return out
@@ -167,9 +162,7 @@ class GaussianLinearModel:
 
     def _blocks(self, theta1, X, y, weight):
         """Weights, design, residuals and ``1/sigma^2`` for the Hessian."""
-        X1 = np.asarray(X, dtype=np.float64)
-        if self.fit_intercept:
-            X1 = np.hstack([X1, np.ones((X1.shape[0], 1))])
+        X1 = design(X, self.fit_intercept)
         w = np.ones(X1.shape[0]) if weight is None else np.asarray(weight, dtype=np.float64)
         e = (y - self._z(theta1[None], X))[0]
         iv = float(np.ravel(self._inv_var(theta1[None]))[0])

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import expit, log_expit, logsumexp, softmax
 
-from ._base import as_float64, linear_predictor
+from ._base import Likelihood, as_float64, design, linear_predictor, scalar_response_grad
 
 __all__ = ["LogisticModel"]
 
@@ -13,7 +13,7 @@ _MAX_PREDICT_ELEMENTS = 10_000_000
 
 
 @dataclass(frozen=True)
-class LogisticModel:
+class LogisticModel(Likelihood):
     """Logistic regression likelihood, binary or multinomial.
 
     Parameters
@@ -46,11 +46,12 @@ class LogisticModel:
     n_classes: int
     fit_intercept: bool = True
     n_params: int = field(init=False, repr=False, compare=False)
-    is_glm = True
+    is_glm = exact_hessian = True
 
     def __post_init__(self):
         rows = 1 if self.n_classes == 2 else self.n_classes
         object.__setattr__(self, "_rows", rows)
+        object.__setattr__(self, "n_outputs", self.n_classes)
         object.__setattr__(self, "_nw", rows * self.n_features)
         object.__setattr__(self, "_classes", np.arange(rows)[:, None])
         object.__setattr__(self, "n_params", rows * (self.n_features + bool(self.fit_intercept)))
@@ -142,13 +143,7 @@ class LogisticModel:
         C, nw, X = r.shape[0], self._nw, as_float64(X)
         out = np.empty((C, self.n_params))
         if self._rows == 1:
-            if X.ndim == 2:
-                np.matmul(r, X, out=out[:, :nw])
-            else:
-                np.matmul(r[:, None, :], X, out=out[:, None, :nw])
-            if self.fit_intercept:
-                r.sum(axis=-1, out=out[:, nw])
-            return out
+            return scalar_response_grad(r, X, self.fit_intercept, out)
         rt = r.transpose(0, 2, 1)
         np.matmul(rt, X, out=out[:, :nw].reshape(C, self._rows, self.n_features))
         if self.fit_intercept:
@@ -184,16 +179,10 @@ class LogisticModel:
             return expit(z) * expit(-z)
         return softmax(z.T, axis=-1)
 
-    def _design(self, X):
-        X = np.asarray(X, dtype=np.float64)
-        if self.fit_intercept:
-            X = np.hstack([X, np.ones((X.shape[0], 1))])
-        return X
-
     def hessian(self, theta1, X, y, weight=None):
         """Exact likelihood Hessian ``sum_i w_i grad^2 f_i`` ``(p, p)`` (no prior)."""
         c = self.curvature(theta1, X, y)
-        X1 = self._design(X)
+        X1 = design(X, self.fit_intercept)
         w = np.ones(X1.shape[0]) if weight is None else np.asarray(weight, dtype=np.float64)
         if self._rows == 1:
             return (X1 * (w * c)[:, None]).T @ X1

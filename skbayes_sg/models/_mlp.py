@@ -5,7 +5,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import expit, logsumexp, softmax
 
-from ._base import as_float64
+from ..utils import row_chunks
+from ._base import Likelihood, as_float64
 
 __all__ = ["ACTIVATIONS", "MLPModel"]
 
@@ -46,7 +47,7 @@ ACTIVATIONS = {
 
 
 @dataclass(frozen=True)
-class MLPModel:
+class MLPModel(Likelihood):
     """Feed-forward network with a softmax output over ``K >= 2`` classes.
 
     Parameters
@@ -77,7 +78,7 @@ class MLPModel:
     activation: str = "relu"
     fit_intercept: bool = True
     n_params: int = field(init=False, repr=False, compare=False)
-    is_glm = False
+    random_init = True
 
     def __post_init__(self):
         units = tuple(int(u) for u in self.layer_units)
@@ -93,6 +94,7 @@ class MLPModel:
         object.__setattr__(self, "_intercept_indptr", tuple(intercept_indptr))
         object.__setattr__(self, "_classes", np.arange(units[-1]))
         object.__setattr__(self, "n_params", start)
+        object.__setattr__(self, "n_outputs", units[-1])
 
     @property
     def n_layers(self):
@@ -218,9 +220,8 @@ class MLPModel:
         no ``(b, p)`` array is formed.  ``y`` is unused.
         """
         out, X = np.zeros(self.n_params), np.asarray(X)
-        for i0 in range(0, X.shape[0], _FISHER_CHUNK):
-            w = None if weight is None else np.asarray(weight)[i0:i0 + _FISHER_CHUNK]
-            self._fisher_chunk(theta1, X[i0:i0 + _FISHER_CHUNK], w, out)
+        for sl in row_chunks(X.shape[0], rows=_FISHER_CHUNK):
+            self._fisher_chunk(theta1, X[sl], None if weight is None else weight[sl], out)
         return out
 
     def _fisher_chunk(self, theta1, X, weight, out):
@@ -245,7 +246,6 @@ class MLPModel:
         draws = np.atleast_2d(draws)
         S, n = draws.shape[0], X.shape[0]
         out = np.empty((S, n, self.layer_units[-1]))
-        step = max(1, _MAX_PREDICT_ELEMENTS // max(1, n * max(self.layer_units[1:])))
-        for s0 in range(0, S, step):
-            out[s0:s0 + step] = softmax(self._forward(draws[s0:s0 + step], X)[1], axis=-1)
+        for sl in row_chunks(S, n * max(self.layer_units[1:]), elements=_MAX_PREDICT_ELEMENTS):
+            out[sl] = softmax(self._forward(draws[sl], X)[1], axis=-1)
         return out

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..utils import row_chunks
 from ._stratify import group_sums
 
 __all__ = ["Compression", "compress"]
@@ -95,9 +96,8 @@ class _Clusters:
         self._refresh(np.arange(N), np.arange(c))
 
     def _chunks(self, rows):
-        for s in range(0, rows.size, self.chunk):
-            r = rows[s:s + self.chunk]
-            yield slice(s, s + r.size), r, self.view.take(r)
+        for sl in row_chunks(rows.size, self.view.n_dims, rows=self.chunk):
+            yield sl, rows[sl], self.view.take(rows[sl])
 
     def _wt(self, r):
         return None if self.w is None else self.w[r]

@@ -1,121 +1,94 @@
 """Laplace approximation at the mode: the default preconditioner.
 
-``Sigma = (∇²U(theta_hat))^-1``.  Dense for GLMs with moderate ``p``;
-diagonal (``1 / diag ∇²U``) otherwise -- for the MLP the diagonal of the
-Gauss-Newton (Fisher) matrix.
+``Sigma = (∇²U(theta_hat))^-1``.  Dense for models with an exact Hessian and
+moderate ``p``; diagonal (``1 / diag ∇²U``) otherwise -- for the MLP the
+diagonal of the Gauss-Newton (Fisher) matrix.
 """
 
 import numpy as np
 from scipy.linalg import eigh
 
-from ..models import as_float64
+from ..models import Laplace
 
-__all__ = ["laplace_covariance", "mode_shift", "whitened_curvature", "full_hessian",
-           "DENSE_MAX_PARAMS"]
+__all__ = ["DENSE_MAX_PARAMS", "full_hessian", "laplace_at", "mode_shift", "uses_dense",
+           "whitened_curvature"]
 
 DENSE_MAX_PARAMS = 500  # "auto" uses a dense preconditioner up to this many parameters
 
 
-def has_exact_hessian(model):
-    """True when ``model.hessian`` is implemented (GLMs, linear with inferred noise)."""
-    try:
-        model.hessian(np.zeros(model.n_params), np.zeros((1, getattr(model, "n_features", 1))),
-                      np.zeros(1))
-    except NotImplementedError:
-        return False
-    return True
-
-
-def _chunked(problem, fn, theta, chunk=8192):
-    total = None
-    for start in range(0, problem.n_rows, chunk):
-        sl = slice(start, start + chunk)
-        w = None if problem.weight is None else problem.weight[sl]
-        part = fn(theta, as_float64(problem.X[sl]), problem.y[sl], w)
-        total = part if total is None else total + part
-    return total
-
-
-def full_hessian(problem, theta):
+def full_hessian(posterior, theta):
     """Dense ``∇²U(theta)`` (likelihood in row chunks plus prior), symmetrised."""
-    H = _chunked(problem, problem.model.hessian, theta)
-    H = H + np.diag(problem.prior.hessian_diag(theta))
+    H = posterior.row_sum(posterior.model.hessian, theta, width=posterior.model.n_params)
+    H = H + np.diag(posterior.prior.hessian_diag(theta))
     return 0.5 * (H + H.T)
 
 
-def uses_dense(problem, kind):
-    """Whether ``kind`` means a dense Laplace Hessian for this problem."""
-    model = problem.model
+def uses_dense(posterior, kind):
+    """Whether ``kind`` means a dense Laplace Hessian for this posterior."""
+    model = posterior.model
     return kind == "laplace" or (
-        kind == "auto" and model.n_params <= DENSE_MAX_PARAMS and has_exact_hessian(model))
+        kind == "auto" and model.n_params <= DENSE_MAX_PARAMS and model.exact_hessian)
 
 
-def laplace_covariance(problem, kind, hessian=None):
-    """Laplace covariance at ``problem.mode``.
+def laplace_at(posterior, mode, kind="auto", hessian=None):
+    """The Laplace approximation at ``mode``, and what it cost.
 
     Parameters
     ----------
-    problem : Problem
+    posterior : Posterior
+    mode : ndarray of shape (p,)
     kind : {"auto", "laplace", "diagonal"}
         ``"laplace"`` dense (models with an exact Hessian), ``"diagonal"``
         inverse diagonal curvature, ``"auto"`` dense when the model has an
         exact Hessian and ``p <= DENSE_MAX_PARAMS``, else diagonal.
     hessian : ndarray of shape (p, p), optional
-        The dense Hessian at the mode if already known (Newton's last one):
+        The dense Hessian at ``mode`` if already known (Newton's last one):
         used instead of a new pass when ``kind`` means dense.
 
     Returns
     -------
-    cov : ndarray (p, p) or (p,)
-    hessian : ndarray (p, p) or None
-        The dense Hessian when it was computed (reused for the curvature).
+    laplace : Laplace
     n_grad_evals : int
         Per-example second-order evaluations (one pass, or 0 when
         ``hessian`` was given).
     """
-    model, theta = problem.model, problem.mode
-    prec = problem.prior.hessian_diag(theta)
-    if uses_dense(problem, kind):
-        if hessian is not None:
-            return np.linalg.inv(hessian), hessian, 0
-        H = full_hessian(problem, theta)
-        return np.linalg.inv(H), H, problem.n_rows
-    d = _chunked(problem, model.hessian_diag, theta) + prec
-    return 1.0 / np.maximum(d, 1e-12 * d.max()), None, problem.n_rows
+    if uses_dense(posterior, kind):
+        evals = 0 if hessian is not None else posterior.n_rows
+        H = full_hessian(posterior, mode) if hessian is None else hessian
+        return Laplace(mode, np.linalg.inv(H), H), evals
+    d = posterior.row_sum(posterior.model.hessian_diag, mode)
+    d = d + posterior.prior.hessian_diag(mode)
+    return Laplace(mode, 1.0 / np.maximum(d, 1e-12 * d.max())), posterior.n_rows
 
 
 def whitened_curvature(hessian, precond):
     """Extreme eigenvalues of ``L^T H L`` (the preconditioned curvature)."""
-    p = hessian.shape[0]
-    L = precond.from_u(np.eye(p))  # rows: L e_j mapped back, i.e. L^T
-    w = eigh(L @ hessian @ L.T, eigvals_only=True)
+    Lt = precond.from_u(np.eye(hessian.shape[0]))  # rows L e_j, i.e. L^T
+    w = eigh(Lt @ hessian @ Lt.T, eigvals_only=True)
     return float(w[-1]), float(max(w[0], 1e-12))
 
 
-def mode_shift(problem):
-    """Distance, in Laplace sds, from ``problem.mode`` to the mode of ``problem``'s potential.
+def mode_shift(posterior, laplace):
+    """Distance, in Laplace sds, from ``laplace.mode`` to the mode of ``posterior``.
 
-    ``problem`` carries the mode and Laplace covariance ``Sigma`` of another
-    potential (the full data) and its own, approximate, data (centroids).
-    One Newton step on its potential from that mode,
-    ``delta = -H~^-1 grad U~(theta_hat)`` (``H~`` its dense Hessian when the
-    model has one and ``p <= DENSE_MAX_PARAMS``, else ``Sigma^-1``), is exact
+    ``laplace`` belongs to another potential (the full data) and
+    ``posterior`` is an approximation of it (centroids).  One Newton step on
+    its potential from that mode, ``delta = -H~^-1 grad U~(theta_hat)`` (``H~``
+    its dense Hessian when :func:`uses_dense`, else ``Sigma^-1``), is exact
     for a quadratic potential.
 
     Returns
     -------
     shift : float
-        ``max_k |delta_k| / sqrt(Sigma_kk)``; NaN without a mode/covariance.
+        ``max_k |delta_k| / sqrt(Sigma_kk)``.
     n_grad_evals : int
         Per-example evaluations spent (one or two passes over the rows).
     """
-    if problem.mode is None or problem.covariance is None:
-        return float("nan"), 0
-    theta, cov = problem.mode, problem.covariance
-    g = problem.full_grad(theta[None, :])[0]
-    var = np.diag(cov) if cov.ndim == 2 else cov
-    if uses_dense(problem, "auto"):
-        delta = np.linalg.lstsq(full_hessian(problem, theta), g, rcond=None)[0]
-        return float(np.max(np.abs(delta) / np.sqrt(var))), 2 * problem.n_rows
-    delta = cov @ g if cov.ndim == 2 else cov * g
-    return float(np.max(np.abs(delta) / np.sqrt(var))), problem.n_rows
+    theta, cov = laplace.mode, laplace.covariance
+    g = posterior.full_grad(theta[None, :])[0]
+    sd = np.sqrt(laplace.variances)
+    if uses_dense(posterior, "auto"):
+        delta = np.linalg.lstsq(full_hessian(posterior, theta), g, rcond=None)[0]
+        return float(np.max(np.abs(delta) / sd)), 2 * posterior.n_rows
+    delta = cov @ g if laplace.dense else cov * g
+    return float(np.max(np.abs(delta) / sd)), posterior.n_rows

@@ -35,14 +35,14 @@ def _direction(H, g):
     return None
 
 
-def _line_search(problem, theta, step, decrement):
+def _line_search(posterior, theta, step, decrement):
     """Largest ``t`` in 1, 1/2, ... with sufficient decrease (Armijo, c = 1/4)."""
-    u0 = problem.potential(theta[None, :])[0]
+    u0 = posterior.potential(theta[None, :])[0]
     t, evals = 1.0, 0
     while t > 1e-10:
         new = theta - t * step
-        evals += problem.n_rows
-        if problem.potential(new[None, :])[0] <= u0 - 0.25 * t * decrement:
+        evals += posterior.n_rows
+        if posterior.potential(new[None, :])[0] <= u0 - 0.25 * t * decrement:
             return new, evals
         t *= 0.5
     return None, evals
@@ -58,7 +58,7 @@ class ModeResult(NamedTuple):
     hessian: np.ndarray = None
 
 
-def newton_mode(problem, *, theta0=None, max_iter=50, tol=1e-10):
+def newton_mode(posterior, *, theta0=None, max_iter=50, tol=1e-10):
     """Mode by damped Newton, as a :class:`ModeResult`.
 
     ``theta`` is None when Newton could not proceed (no positive-definite
@@ -67,19 +67,19 @@ def newton_mode(problem, *, theta0=None, max_iter=50, tol=1e-10):
     a Hessian pass and the line-search potentials (all counted as
     per-example evaluations); the last Hessian is the one at the mode.
     """
-    theta = np.zeros(problem.model.n_params) if theta0 is None else np.array(theta0, float)
+    theta = np.zeros(posterior.model.n_params) if theta0 is None else np.array(theta0, float)
     evals = 0
     for _ in range(max_iter):
-        g = problem.full_grad(theta[None, :])[0]
-        H = full_hessian(problem, theta)
-        evals += 2 * problem.n_rows
+        g = posterior.full_grad(theta[None, :])[0]
+        H = full_hessian(posterior, theta)
+        evals += 2 * posterior.n_rows
         step = _direction(H, g)
         if step is None or not np.all(np.isfinite(step)):
             return ModeResult(None, evals)
         decrement = float(g @ step)
         if decrement < tol * max(1, theta.size):
             return ModeResult(theta, evals, H)
-        theta, more = _line_search(problem, theta, step, decrement)
+        theta, more = _line_search(posterior, theta, step, decrement)
         evals += more
         if theta is None:
             return ModeResult(None, evals)

@@ -2,13 +2,7 @@
 
 import numpy as np
 
-__all__ = ["gradient_noise", "power_curvature", "laplace_draws"]
-
-
-def laplace_draws(mode, precond, rng, n, scale=1.0):
-    """``n`` draws ``mode + scale * L z`` from the Laplace approximation."""
-    z = rng.standard_normal((n, mode.shape[0]))
-    return mode[None, :] + scale * precond.from_u(z)
+__all__ = ["gradient_noise", "power_curvature"]
 
 
 def gradient_noise(estimator, rngs, positions, precond, n_estimates=16, quantile=0.95):
@@ -18,7 +12,7 @@ def gradient_noise(estimator, rngs, positions, precond, n_estimates=16, quantile
     called ``n_estimates`` times with the pilot streams ``rngs`` (one per
     position); the variance of ``L^T g`` over repeats, averaged over
     positions, gives one noise level per coordinate, and their
-    ``quantile`` (default 95%) is ``nu`` of :func:`auto_step_size`.  The
+    ``quantile`` (default 95%) is ``nu`` of the step-size rule.  The
     noise is far from uniform across coordinates (a heavy-tailed feature
     carries most of it), and the step must keep the *worst* directions
     accurate: with the mean over coordinates, control variates on casp gave
@@ -43,8 +37,8 @@ def gradient_noise(estimator, rngs, positions, precond, n_estimates=16, quantile
     return float(np.quantile(per_coord, quantile)), evals
 
 
-def power_curvature(problem, precond, rng, *, n_iter=20, n_rows=2048, eps=1e-4):
-    """Largest eigenvalue of the preconditioned Hessian by power iteration.
+def power_curvature(posterior, mode, precond, rng, *, n_iter=20, n_rows=2048, eps=1e-4):
+    """Largest eigenvalue of the preconditioned Hessian at ``mode`` by power iteration.
 
     Hessian-vector products are central differences of the exact gradient
     on a random subsample of ``n_rows`` rows (scaled to the full data), so
@@ -55,15 +49,12 @@ def power_curvature(problem, precond, rng, *, n_iter=20, n_rows=2048, eps=1e-4):
     lam_max : float
     n_grad_evals : int
     """
-    N = problem.n_rows
-    idx = np.sort(rng.choice(N, size=min(n_rows, N), replace=False))
-    w = problem.rows_weight(idx)
-    scale = N / idx.size
-    X, y, mode = problem.X[idx], problem.y[idx], problem.mode
+    N = posterior.n_rows
+    sub = posterior.subset(np.sort(rng.choice(N, size=min(n_rows, N), replace=False)))
 
     def hvp_u(v):
-        pts = np.stack([mode + eps * precond.from_u(v), mode - eps * precond.from_u(v)])
-        g = problem.model.grad_sum(pts, X, y, w) * scale + problem.prior.grad(pts)
+        step = eps * precond.from_u(v)
+        g = sub.full_grad(np.stack([mode + step, mode - step]))
         return precond.to_u((g[0] - g[1])[None, :] / (2 * eps))[0]
 
     v = rng.standard_normal(mode.shape[0])
@@ -73,4 +64,4 @@ def power_curvature(problem, precond, rng, *, n_iter=20, n_rows=2048, eps=1e-4):
         hv = hvp_u(v)
         lam = float(v @ hv)
         v = hv
-    return max(lam, 1e-12), 2 * n_iter * idx.size
+    return max(lam, 1e-12), 2 * n_iter * sub.n_rows

@@ -16,11 +16,12 @@ from scipy import sparse
 from sklearn.cluster import KMeans, MiniBatchKMeans
 from sklearn.exceptions import ConvergenceWarning
 
+from ..utils import row_chunks
+
 __all__ = ["RowView", "Strata", "allocate_batch", "group_sums", "kmeans_strata", "merge_strata"]
 
 KMEANS_MAX_ROWS = 50_000
 FIT_MAX_ROWS = 200_000
-_CHUNK = 8192
 
 
 class RowView:
@@ -74,8 +75,8 @@ def _assign(view, rows, centres, first, acc):
     """Nearest-centre labels of ``rows`` (chunked); accumulate stratum sums."""
     cc = np.einsum("kd,kd->k", centres, centres)
     acc["centre"][first:first + len(centres)] = centres
-    for s in range(0, rows.size, _CHUNK):
-        r = rows[s:s + _CHUNK]
+    for sl in row_chunks(rows.size, view.n_dims + len(centres)):
+        r = rows[sl]
         Z = view.take(r)
         lab = np.argmin(cc - 2.0 * Z @ centres.T, axis=1)
         acc["labels"][r] = first + lab

@@ -1,38 +1,32 @@
 """Preferential subsampling weights and Lipschitz constants (seed 004 §3).
 
-Every function works in row chunks (at most 2048 rows and a few million
-temporary floats at a time), so it scales to millions of rows in bounded
-memory and never forms the ``N x p`` per-example gradients.
+Every function works in row chunks (:func:`~skbayes_sg.utils.row_chunks`), so
+it scales to millions of rows in bounded memory and never forms the
+``N x p`` per-example gradients.
 """
 
 import numpy as np
 
-from ..models import GaussianLinearModel, LogisticModel
-from ._laplace import laplace_covariance
+from ..models import design
+from ..utils import row_chunks
 
 __all__ = ["curvature_weights", "gradient_norm_weights", "lipschitz_constants", "mix_uniform"]
 
-_CHUNK = 2048  # rows per chunk
-_ELEMENTS = 1 << 22  # floats per chunk temporary
 _MC_DRAWS = 4  # Laplace draws for the Monte-Carlo curvature weights
-
-
-def _chunks(n, width):
-    size = int(max(1, min(_CHUNK, _ELEMENTS // max(int(width), 1))))
-    for start in range(0, n, size):
-        yield slice(start, min(start + size, n))
-
-
-def _design(model, X):
-    """Rows ``x~ = [x, 1]`` (``[x]`` without intercept) as float64."""
-    X = np.asarray(X, dtype=np.float64)
-    return np.hstack([X, np.ones((X.shape[0], 1))]) if model.fit_intercept else X
 
 
 def _row_sq_norms(model, X):
     """``||x~_i||^2`` of the rows of ``X`` (a GLM's design rows)."""
     X = np.asarray(X, dtype=np.float64)
     return np.einsum("ij,ij->i", X, X) + float(model.fit_intercept)
+
+
+def _per_row(posterior, fn, width):
+    """``fn(X_chunk, y_chunk) -> (chunk,)`` over all rows, in chunks of ``width`` floats per row."""
+    out = np.empty(posterior.n_rows)
+    for sl in row_chunks(posterior.n_rows, width):
+        out[sl] = fn(posterior.X[sl], posterior.y[sl])
+    return out
 
 
 def mix_uniform(scores, multiplicity=None, uniform_mix=0.1):
@@ -56,17 +50,18 @@ def mix_uniform(scores, multiplicity=None, uniform_mix=0.1):
     return p / p.sum()
 
 
-def _finish(problem, scores, uniform_mix):
-    if problem.weight is not None:
-        scores = scores * problem.weight
-    return mix_uniform(scores, problem.weight, uniform_mix)
+def _finish(posterior, scores, uniform_mix):
+    if posterior.weight is not None:
+        scores = scores * posterior.weight
+    return mix_uniform(scores, posterior.weight, uniform_mix)
 
 
-def gradient_norm_weights(problem, uniform_mix=0.1, theta=None):
+def gradient_norm_weights(posterior, laplace, uniform_mix=0.1):
     """``p_i ∝ m_i ||∇f_i(theta_hat)||`` mixed with uniform (seed 004 eq. 11).
 
     GLMs in closed form ``|r_i| ||x~_i||`` (softmax ``||r_i|| ||x~_i||``) from
-    the responses, O(N d); other models by chunked ``per_example_grad``.
+    the responses at ``theta_hat = laplace.mode``, O(N d); other models by
+    chunked ``per_example_grad``.
 
     Returns
     -------
@@ -75,33 +70,31 @@ def gradient_norm_weights(problem, uniform_mix=0.1, theta=None):
     n_grad_evals : int
         One pass over the rows.
     """
-    model = problem.model
-    theta = problem.mode if theta is None else np.asarray(theta, dtype=np.float64)
-    scores = np.empty(problem.n_rows)
-    glm = getattr(model, "is_glm", False)
-    for sl in _chunks(problem.n_rows, 2 * model.n_params):
-        X, y = problem.X[sl], problem.y[sl]
-        if glm:
-            r = model.response(theta[None], X, y)[0]
-            r = np.abs(r) if r.ndim == 1 else np.linalg.norm(r, axis=1)
-            scores[sl] = r * np.sqrt(_row_sq_norms(model, X))
-        else:
-            scores[sl] = np.linalg.norm(model.per_example_grad(theta, X, y), axis=1)
-    return _finish(problem, scores, uniform_mix), problem.n_rows
+    model, theta = posterior.model, laplace.mode
+
+    def norms(X, y):
+        if not model.is_glm:
+            return np.linalg.norm(model.per_example_grad(theta, X, y), axis=1)
+        r = model.response(theta[None], X, y)[0]
+        r = np.abs(r) if r.ndim == 1 else np.linalg.norm(r, axis=1)
+        return r * np.sqrt(_row_sq_norms(model, X))
+
+    scores = _per_row(posterior, norms, 2 * model.n_params)
+    return _finish(posterior, scores, uniform_mix), posterior.n_rows
 
 
-def curvature_weights(problem, uniform_mix=0.1, rng=None):
+def curvature_weights(posterior, laplace, uniform_mix=0.1, rng=None):
     """``p_i ∝ m_i sqrt(tr(H_i Σ H_i))`` mixed with uniform (seed 004 eq. 16).
 
-    ``Σ = problem.covariance`` (computed here when missing).  Binary logistic
-    and fixed-noise linear: ``H_i = w_i x~_i x~_i'``, so
+    ``Σ = laplace.covariance`` and ``H_i`` at ``laplace.mode``.  Binary
+    logistic and fixed-noise linear: ``H_i = w_i x~_i x~_i'``, so
     ``tr(H_i Σ H_i) = w_i^2 (x~_i'Σx~_i)(x~_i'x~_i)``.  Softmax:
     ``H_i = A_i ⊗ x~_i x~_i'`` with ``A_i = diag(s_i) - s_i s_i'``, so
     ``tr(H_i Σ H_i) = ||x~_i||^2 tr(A_i^2 Q_i)``, ``Q_i[k, l] = x~_i'Σ_kl x~_i``
     (``Σ_kl`` the class blocks).  Other models (inferred noise, MLP) use the
     quantity eq. 16 linearises (seed 004 App. A.4),
     ``E ||∇f_i(theta) - ∇f_i(theta_hat)||^2`` under ``theta ~ N(theta_hat, Σ)``,
-    by Monte Carlo over 4 Laplace draws shared by all rows.
+    by Monte Carlo over 4 Laplace draws shared by all rows (from ``rng``).
 
     Returns
     -------
@@ -109,27 +102,27 @@ def curvature_weights(problem, uniform_mix=0.1, rng=None):
     n_grad_evals : int
         Per-example (first- or second-order) evaluations spent.
     """
-    model, cov, evals = problem.model, problem.covariance, 0
-    if cov is None:
-        cov, _, evals = laplace_covariance(problem, "auto")
-    if isinstance(model, LogisticModel) and model.n_classes > 2:
-        scores, more = _softmax_scores(problem, cov), problem.n_rows
-    elif getattr(model, "is_glm", False):
-        scores, more = _glm_scores(problem, cov), problem.n_rows
+    model, n = posterior.model, posterior.n_rows
+    if model.is_glm and not model.is_regression and model.n_classes > 2:
+        scores, evals = _softmax_scores(posterior, laplace), n
+    elif model.is_glm:
+        scores, evals = _glm_scores(posterior, laplace), n
     else:
         rng = np.random.default_rng(0) if rng is None else rng
-        scores, more = _monte_carlo_scores(problem, cov, rng)
-    return _finish(problem, scores, uniform_mix), evals + more
+        scores, evals = _monte_carlo_scores(posterior, laplace, rng), (_MC_DRAWS + 1) * n
+    return _finish(posterior, scores, uniform_mix), evals
 
 
-def _glm_scores(problem, cov):
-    model, out = problem.model, np.empty(problem.n_rows)
-    for sl in _chunks(problem.n_rows, 2 * model.n_params):
-        X1 = _design(model, problem.X[sl])
+def _glm_scores(posterior, laplace):
+    model, cov = posterior.model, laplace.covariance
+
+    def score(X, y):
+        X1 = design(X, model.fit_intercept)
         q = np.einsum("ij,ij->i", X1 @ cov, X1) if cov.ndim == 2 else (X1 * X1) @ cov
-        w = model.curvature(problem.mode, problem.X[sl], problem.y[sl])
-        out[sl] = w * np.sqrt(np.maximum(q, 0.0) * np.einsum("ij,ij->i", X1, X1))
-    return out
+        w = model.curvature(laplace.mode, X, y)
+        return w * np.sqrt(np.maximum(q, 0.0) * np.einsum("ij,ij->i", X1, X1))
+
+    return _per_row(posterior, score, 2 * model.n_params)
 
 
 def _class_major_order(model):
@@ -142,17 +135,18 @@ def _class_major_order(model):
     return grid.ravel()
 
 
-def _softmax_scores(problem, cov):
-    model, out = problem.model, np.empty(problem.n_rows)
+def _softmax_scores(posterior, laplace):
+    model, cov = posterior.model, laplace.covariance
     K, order = model.n_classes, _class_major_order(model)
     d1 = order.size // K
     if cov.ndim == 2:
         S = cov[np.ix_(order, order)].reshape(K, d1, K, d1)
     else:
         S = cov[order].reshape(K, d1)
-    for sl in _chunks(problem.n_rows, K * K * d1 + K * d1):
-        X1 = _design(model, problem.X[sl])
-        s = model.curvature(problem.mode, problem.X[sl])  # (n, K) probabilities
+
+    def score(X, y):
+        X1 = design(X, model.fit_intercept)
+        s = model.curvature(laplace.mode, X)  # (n, K) probabilities
         A = -s[:, :, None] * s[:, None, :]
         A[:, np.arange(K), np.arange(K)] += s
         A2 = A @ A
@@ -161,60 +155,54 @@ def _softmax_scores(problem, cov):
             tr = np.einsum("nkl,nkl->n", A2, Q)
         else:
             tr = np.einsum("nkk,nk->n", A2, (X1 * X1) @ S.T)
-        out[sl] = np.sqrt(np.maximum(tr, 0.0) * np.einsum("ij,ij->i", X1, X1))
-    return out
+        return np.sqrt(np.maximum(tr, 0.0) * np.einsum("ij,ij->i", X1, X1))
+
+    return _per_row(posterior, score, K * K * d1 + K * d1)
 
 
-def _cov_factor(cov):
-    """``L`` with ``L L' = Σ`` as a function ``z (k, p) -> (L z')'``."""
-    if cov.ndim == 1:
-        sd = np.sqrt(np.maximum(cov, 0.0))
-        return lambda z: z * sd
-    lam, V = np.linalg.eigh(0.5 * (cov + cov.T))
-    L = V * np.sqrt(np.maximum(lam, 0.0))
-    return lambda z: z @ L.T
-
-
-def _monte_carlo_scores(problem, cov, rng):
+def _monte_carlo_scores(posterior, laplace, rng):
     """``sqrt(mean_k ||∇f_i(theta_hat + δ_k) - ∇f_i(theta_hat)||^2)``, δ_k ~ N(0, Σ)."""
-    model, mode, n = problem.model, problem.mode, problem.n_rows
-    points = mode + _cov_factor(cov)(rng.standard_normal((_MC_DRAWS, mode.size)))
-    out = np.empty(n)
-    for sl in _chunks(n, 2 * model.n_params):
-        X, y = problem.X[sl], problem.y[sl]
+    model, mode, cov = posterior.model, laplace.mode, laplace.covariance
+    if cov.ndim == 1:
+        points = mode + rng.standard_normal((_MC_DRAWS, mode.size)) * np.sqrt(cov)
+    else:  # eigen factor: tolerates a covariance that is only semi-definite numerically
+        lam, V = np.linalg.eigh(0.5 * (cov + cov.T))
+        points = mode + rng.standard_normal((_MC_DRAWS, mode.size)) @ (V * np.sqrt(
+            np.maximum(lam, 0.0))).T
+
+    def score(X, y):
         g0, acc = model.per_example_grad(mode, X, y), 0.0
         for theta in points:
             acc = acc + np.sum((model.per_example_grad(theta, X, y) - g0) ** 2, axis=1)
-        out[sl] = np.sqrt(acc / _MC_DRAWS)
-    return out, (_MC_DRAWS + 1) * n
+        return np.sqrt(acc / _MC_DRAWS)
+
+    return _per_row(posterior, score, 2 * model.n_params)
 
 
-def lipschitz_constants(problem):
+def lipschitz_constants(posterior, laplace):
     """Per-row constants ``L_i`` of ``∇(m_i f_i)`` (seed 004 Assumption 1, App. C).
 
     Binary logistic ``||x~_i||^2 / 4``; softmax ``||x~_i||^2 / 2`` (the
     largest eigenvalue of ``diag(s) - s s'`` is at most 1/2); fixed-noise
     linear ``||x~_i||^2 / sigma^2``.  Inferred noise has no global constant:
-    the spectral norm of ``H_i`` at the mode is used (local),
-    ``(T + sqrt(T^2 + 8 e_i^2 ||x~_i||^2)) / (2 sigma^2)``,
+    the spectral norm of ``H_i`` at the mode ``laplace.mode`` is used
+    (local), ``(T + sqrt(T^2 + 8 e_i^2 ||x~_i||^2)) / (2 sigma^2)``,
     ``T = ||x~_i||^2 + 2 e_i^2``, ``e_i`` the residual.  Other models (the
     MLP) raise ``ValueError``.  Multiplicities scale ``L_i`` by ``m_i``.
     """
-    model, n = problem.model, problem.n_rows
-    if not isinstance(model, (LogisticModel, GaussianLinearModel)):
+    model, mode = posterior.model, laplace.mode
+    if not (model.is_glm or model.is_regression):
         raise ValueError(f"No Lipschitz constants are known for {type(model).__name__}.")
-    sq = np.concatenate([_row_sq_norms(model, problem.X[sl])
-                         for sl in _chunks(n, problem.X.shape[1])])
-    if isinstance(model, LogisticModel):
+    sq = _per_row(posterior, lambda X, y: _row_sq_norms(model, X), posterior.X.shape[1])
+    if not model.is_regression:
         L = sq / (4.0 if model.n_classes == 2 else 2.0)
-    elif isinstance(model, GaussianLinearModel) and model.noise_std is not None:
+    elif model.is_glm:
         L = sq / model.noise_std**2
     else:
-        inv_var = np.exp(-2.0 * problem.mode[-1])
-        e2 = np.empty(n)
-        for sl in _chunks(n, problem.X.shape[1]):
-            e2[sl] = model.response(problem.mode[None], problem.X[sl], problem.y[sl])[0] ** 2
+        inv_var = np.exp(-2.0 * mode[-1])
+        e2 = _per_row(posterior, lambda X, y: model.response(mode[None], X, y)[0] ** 2,
+                      posterior.X.shape[1])
         e2 /= inv_var**2  # response = -e / sigma^2
         T = sq + 2.0 * e2
         L = 0.5 * inv_var * (T + np.sqrt(T * T + 8.0 * e2 * sq))
-    return L if problem.weight is None else L * problem.weight
+    return L if posterior.weight is None else L * posterior.weight

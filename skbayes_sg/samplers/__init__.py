@@ -1,35 +1,23 @@
 """Samplers: hyperparameter objects that build pure, data-blind kernels.
 
 Use a string (``sampler="sghmc"``) or an object (``SGHMC(friction=0.5)``).
+Diffusions: overdamped (SGLD, PSGLD), underdamped (SGHMC), thermostat (SGNHT);
+HMC is Metropolis-corrected.  :func:`run_chains` is the one sampling loop.
 """
 
 from ._base import BaseSampler, Kernel
+from ._ewsg import ewsg_energy, metropolis_pick
 from ._hmc import HMC
-from ._precond import Preconditioner, dense, diagonal, identity
-from ._psgld import PSGLD
+from ._overdamped import PSGLD, SGLD
+from ._precond import Preconditioner, dense, diagonal, from_laplace, identity
 from ._run import Trace, run_chains
-from ._sghmc import SGHMC
-from ._sgld import SGLD
-from ._sgnht import SGNHT
-from ._step_size import auto_batch_size, auto_step_size
+from ._thermostat import SGNHT
+from ._underdamped import SGHMC
 
 SAMPLERS = {"sgld": SGLD, "psgld": PSGLD, "sghmc": SGHMC, "sgnht": SGNHT, "hmc": HMC}
 
 __all__ = [
-    "BaseSampler",
-    "HMC",
-    "Kernel",
-    "PSGLD",
-    "Preconditioner",
-    "SAMPLERS",
-    "SGHMC",
-    "SGLD",
-    "SGNHT",
-    "Trace",
-    "auto_batch_size",
-    "auto_step_size",
-    "dense",
-    "diagonal",
-    "identity",
-    "run_chains",
+    "BaseSampler", "HMC", "Kernel", "PSGLD", "Preconditioner", "SAMPLERS", "SGHMC", "SGLD",
+    "SGNHT", "Trace", "dense", "diagonal", "ewsg_energy", "from_laplace", "identity",
+    "metropolis_pick", "run_chains",
 ]

@@ -4,34 +4,40 @@ A sampler object (``SGLD()``, ``SGHMC(friction=1.0)``, ...) only stores its
 hyperparameters (``get_params``/``set_params`` for GridSearchCV).  In ``fit``
 it builds a :class:`Kernel` -- a NamedTuple of functions, as in BlackJAX --
 bound to one gradient estimator, one step size and one preconditioner.  The
-kernel never sees data: it calls ``estimate(theta, est_state)``, which returns
-``(grad, est_state, n_grad_evals)`` for all chains at once (rows of theta).
+kernel never sees data: it calls ``estimator.estimate(index_rngs, theta,
+est_state)``, which returns ``(grad, est_state, n_grad_evals)`` for all chains
+at once (rows of theta).
 
 Kernel functions
 ----------------
 ``init(theta0, rngs) -> state``
     ``theta0`` is ``(C, p)``; ``rngs`` are the chains' noise streams (e.g. for
     initial momenta).  ``state.position`` is always the ``(C, p)`` position.
-``draw_block(rngs, n_steps) -> randoms``
+``draw_block(rngs, n_steps, p) -> randoms``
     Pre-draws the random inputs of ``n_steps`` steps (noise in blocks, never
     per step); ``randoms[t]`` is what step ``t`` of the block consumes.
-``step(state, est_state, randoms_t) -> (state, est_state, n_grad_evals)``
+``step(index_rngs, state, est_state, randoms_t) -> (state, est_state, n_grad_evals)``
+    ``index_rngs`` (the chains' minibatch streams) go to the estimator.
 ``end_warmup(state) -> state``
     Called once when warm-up ends (HMC freezes its adapted step size there).
 ``step_size(state) -> ndarray (C,)``
     The step size in use per chain.
 ``info(state) -> dict``
-    Sampler-specific figures for ``diagnostics_`` (e.g. HMC acceptance rate);
-    empty by default.
+    Sampler-specific figures for ``diagnostics_`` (e.g. HMC acceptance rate).
 """
 
+from numbers import Real
 from typing import Callable, NamedTuple
 
 import numpy as np
 
+from sklearn.utils._param_validation import Interval
+
 from ..utils import ParamsMixin
 
-__all__ = ["BaseSampler", "Kernel", "standard_normal_block"]
+__all__ = ["POSITIVE", "BaseSampler", "Kernel", "chain_block", "fixed_step"]
+
+POSITIVE = [Interval(Real, 0, np.inf, closed="neither")]  # finite and > 0
 
 
 class Kernel(NamedTuple):
@@ -40,39 +46,60 @@ class Kernel(NamedTuple):
     init: Callable
     draw_block: Callable
     step: Callable
-    end_warmup: Callable
     step_size: Callable
+    end_warmup: Callable = lambda state: state
     info: Callable = lambda state: {}
 
 
 class BaseSampler(ParamsMixin):
     """Base class of the samplers.
 
-    Subclasses define ``name``, ``needs_exact_gradient`` (True for HMC, which
-    needs the full-data potential) and ``build_kernel``.  ``auto_step_size``
-    returns the step size used for ``step_size="auto"``; see
-    :func:`skbayes_sg.samplers.auto_step_size`.
+    Capabilities are class attributes: ``needs_exact_gradient`` (HMC: the
+    estimator must be exact and provide ``potential``), ``adapts_step_size``
+    (HMC: dual averaging from ``initial_step_size(lam_max)``) and
+    ``couples_index`` (SGLD, SGHMC and SGNHT can pick among
+    ``estimator.n_candidates > 1`` gradients, EWSG).  Subclasses implement
+    ``_build(estimator, h, precond) -> Kernel``, which :meth:`build_kernel`
+    calls after checking the hyperparameters and the estimator.
     """
 
     name = None
     needs_exact_gradient = False
+    adapts_step_size = False
+    couples_index = False
 
-    def build_kernel(self, estimate, step_size, precond, n_params, *, potential=None, n_data=1):
-        """Return a :class:`Kernel` (implemented by every sampler)."""
-        raise NotImplementedError
+    def build_kernel(self, estimator, step_size, precond):
+        """Return a :class:`Kernel` for ``estimator`` at ``step_size`` with ``precond``."""
+        self.validate()
+        if self.needs_exact_gradient and not estimator.exact:
+            raise ValueError(f"{self.name} needs the exact gradient and the full-data "
+                             "potential U(theta): use subsampling='full' or 'compressed'.")
+        if estimator.n_candidates > 1 and not self.couples_index:
+            raise ValueError("ewsg needs a sampler with a fixed-metric Gaussian kernel: use "
+                             f"sampler='sgld', 'sghmc' or 'sgnht' (got sampler={self.name!r}).")
+        return self._build(estimator, float(step_size), precond)
 
     def stationary_variance(self, h, lam, nu):
         """Stationary variance of the scheme on ``U = lam u^2 / 2``.
 
         ``nu`` is the variance of the gradient noise (whitened units).  Used by
-        :func:`~skbayes_sg.samplers.auto_step_size`; SG samplers implement it.
+        ``step_size="auto"``; SG samplers implement it.
         """
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} has no stationary variance.")
+
+    def step_scale(self, lam, nu, n_data):
+        """Factor from the step in whitened units to this sampler's ``h`` (1)."""
+        return 1.0
 
 
-def standard_normal_block(rngs, n_steps, p):
-    """``(n_steps, C, p)`` standard normals, chain ``c`` from ``rngs[c]`` only."""
-    out = np.empty((n_steps, len(rngs), p))
+def fixed_step(h):
+    """``Kernel.step_size`` of a sampler whose step does not adapt."""
+    return lambda state: np.full(state.position.shape[0], h)
+
+
+def chain_block(rngs, n_steps, k, draw="standard_normal", *args):
+    """``(n_steps, C, k)`` draws of ``rng.<draw>(*args)``, chain ``c`` from ``rngs[c]`` only."""
+    out = np.empty((n_steps, len(rngs), k))
     for c, rng in enumerate(rngs):
-        out[:, c, :] = rng.standard_normal((n_steps, p))
+        out[:, c, :] = getattr(rng, draw)(*args, size=(n_steps, k))
     return out

@@ -1,10 +1,15 @@
 """Full-gradient Hamiltonian Monte Carlo with a dual-averaging step size."""
 
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
 
-from ._base import BaseSampler, Kernel
+from numbers import Integral, Real
+
+from sklearn.utils._param_validation import Interval
+
+from ._base import POSITIVE, BaseSampler, Kernel, chain_block
 
 __all__ = ["HMC", "HMCState"]
 
@@ -44,12 +49,13 @@ class HMC(BaseSampler):
     Parameters
     ----------
     trajectory_length : float, default=1.5
-        Integration time per transition in whitened units (close to
-        ``pi / 2``, which decorrelates a Laplace-whitened ``N(0, I)`` target).
+        Integration time per transition in whitened units (finite, > 0; close
+        to ``pi / 2``, which decorrelates a Laplace-whitened ``N(0, I)`` target).
     target_accept : float, default=0.8
-        Mean acceptance probability that dual averaging aims at in warm-up.
+        Mean acceptance probability in (0, 1) that dual averaging aims at in
+        warm-up.
     max_leapfrog : int, default=100
-        Upper bound on the leapfrog steps of one transition.
+        Upper bound (>= 1) on the leapfrog steps of one transition.
 
     Notes
     -----
@@ -98,26 +104,28 @@ class HMC(BaseSampler):
     """
 
     name = "hmc"
-    needs_exact_gradient = True
+    needs_exact_gradient = adapts_step_size = True
 
     def __init__(self, trajectory_length=1.5, target_accept=0.8, max_leapfrog=100):
         self.trajectory_length = trajectory_length
         self.target_accept = target_accept
         self.max_leapfrog = max_leapfrog
 
+    _parameter_constraints = {"trajectory_length": POSITIVE,
+                              "target_accept": [Interval(Real, 0, 1, closed="neither")],
+                              "max_leapfrog": [Interval(Integral, 1, None, closed="left")]}
+
     def initial_step_size(self, lam_max):
         """``step_size="auto"``: start dual averaging at ``1 / sqrt(lam_max)``."""
         return 1.0 / np.sqrt(lam_max)
 
-    def build_kernel(self, estimate, step_size, precond, n_params, *, potential=None, n_data=1):
-        if potential is None:
-            raise ValueError("HMC needs the full-data potential U(theta) (potential=None).")
-        eps0, delta = float(step_size), float(self.target_accept)
+    def _build(self, estimator, eps0, precond):
+        delta, potential = float(self.target_accept), estimator.potential
         length, max_leap = float(self.trajectory_length), int(self.max_leapfrog)
-        to_u, from_u = precond.to_u, precond.from_u
+        estimate, to_u = estimator.estimate, precond.to_u
 
-        def grad_u(theta, est_state):
-            g, est_state, n = estimate(theta, est_state)
+        def grad_u(index_rngs, theta, est_state):
+            g, est_state, n = estimate(index_rngs, theta, est_state)
             return to_u(g), est_state, n
 
         def init(theta0, rngs):
@@ -127,36 +135,29 @@ class HMC(BaseSampler):
             return HMCState(theta, None, None, log0, log0.copy(), np.zeros(C), 0, True, 0,
                             count, count.copy(), count.copy())
 
-        def step(state, est_state, randoms):
+        def step(index_rngs, state, est_state, randoms):
             evals = 0
             if state.gradient is None:
-                gu, est_state, evals = grad_u(state.position, est_state)
+                gu, est_state, evals = grad_u(index_rngs, state.position, est_state)
                 state = state._replace(potential=potential(state.position), gradient=gu)
             eps = np.exp(state.log_step) * randoms[2]
             n_leap = np.clip(np.ceil(length / eps), 1, max_leap).astype(int)
             proposal, est_state, k = _leapfrog(state, randoms[0], eps, n_leap, est_state,
-                                               grad_u, from_u)
+                                               partial(grad_u, index_rngs), precond.from_u)
             state, alpha = _metropolis(state, randoms, proposal, potential(proposal[0]), n_leap)
             if state.adapting:
                 state = _dual_average(state, alpha, delta, np.log(10.0 * eps0))
             return state, est_state, evals + k
 
-        def draw_block(rngs, n_steps):
-            return _draw_block(rngs, n_steps, n_params)
-
         sizes = lambda state: np.exp(state.log_step)  # noqa: E731
-        return Kernel(init, draw_block, step, _end_warmup, sizes, _info)
+        return Kernel(init, _draw_block, step, sizes, _end_warmup, _info)
 
 
 def _draw_block(rngs, n_steps, p):
     """Momenta ``(n, C, p)``, log-uniforms and jitters ``(n, C)``; chain c uses rngs[c]."""
-    C = len(rngs)
-    momenta = np.empty((n_steps, C, p))
-    log_u, jitter = np.empty((n_steps, C)), np.empty((n_steps, C))
-    for c, rng in enumerate(rngs):
-        momenta[:, c, :] = rng.standard_normal((n_steps, p))
-        log_u[:, c] = np.log(rng.random(n_steps))
-        jitter[:, c] = rng.uniform(*_JITTER, size=n_steps)
+    momenta = chain_block(rngs, n_steps, p)
+    log_u = np.log(chain_block(rngs, n_steps, 1, "random")[..., 0])
+    jitter = chain_block(rngs, n_steps, 1, "uniform", *_JITTER)[..., 0]
     return list(zip(momenta, log_u, jitter))
 
 
@@ -222,8 +223,5 @@ def _end_warmup(state):
 def _info(state):
     """Acceptance rate and divergences per chain, mean leapfrog steps per transition."""
     n = max(state.n_steps, 1)
-    return {
-        "accept_rate": state.n_accept / n,
-        "n_divergent": state.n_divergent.copy(),
-        "n_leapfrog": float(np.mean(state.n_leapfrog) / n),
-    }
+    return {"accept_rate": state.n_accept / n, "n_divergent": state.n_divergent.copy(),
+            "n_leapfrog": float(np.mean(state.n_leapfrog) / n)}

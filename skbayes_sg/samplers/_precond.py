@@ -7,79 +7,89 @@ posterior is close to ``N(0, I)``, so one step size fits every direction.
 Rows are chains, so ``L^T g`` is computed as ``g @ L``.
 """
 
-from dataclasses import dataclass
-
 import numpy as np
 from scipy.linalg import solve_triangular
 
-__all__ = ["Preconditioner", "identity", "diagonal", "dense"]
+__all__ = ["Preconditioner", "dense", "diagonal", "from_laplace", "identity"]
 
 
-@dataclass(frozen=True, eq=False)
 class Preconditioner:
-    """Factor ``L`` of ``M = L L^T``; ``kind`` is identity, diagonal or dense.
+    """Interface of the identity, diagonal and dense preconditioners.
 
-    ``factor`` is None (identity), ``(p,)`` (diagonal) or lower-triangular
-    ``(p, p)`` (dense); ``full`` is ``M`` itself for dense (one product per
-    SGLD drift instead of two).
+    Per row (rows are chains): ``to_u(g) = L^T g`` (a gradient in whitened
+    coordinates), ``from_u(du) = L du`` (a whitened move mapped back),
+    ``inv(d) = L^{-1} d`` (a displacement whitened) and ``apply(g) = M g``
+    (the SGLD drift direction).  ``kind`` is ``"identity"``, ``"diagonal"``
+    or ``"dense"``; ``factor`` is None, the ``(p,)`` standard deviations or
+    the lower-triangular ``(p, p)`` Cholesky factor ``L``.
     """
 
-    kind: str
-    factor: np.ndarray = None
-    full: np.ndarray = None
-
-    def to_u(self, g):
-        """Gradient in whitened coordinates: ``L^T g`` per row."""
-        return _TO_U[self.kind](g, self.factor)
-
-    def from_u(self, du):
-        """Move in whitened coordinates mapped back: ``L du`` per row."""
-        return _FROM_U[self.kind](du, self.factor)
-
-    def inv(self, dtheta):
-        """Whiten a displacement: ``L^{-1} dtheta`` per row."""
-        return _INV[self.kind](dtheta, self.factor)
+    kind = factor = None
 
     def apply(self, g):
-        """``M g`` per row (the SGLD drift direction)."""
-        if self.full is not None:
-            return g @ self.full
         return self.from_u(self.to_u(g))
 
-    def matrix(self, p):
-        """Dense ``M`` (for inspection and tests)."""
-        return self.apply(np.eye(p))
+
+class _Identity(Preconditioner):
+    kind = "identity"
+
+    def to_u(self, g):
+        return g
+
+    from_u = inv = apply = to_u
+
+
+class _Diagonal(Preconditioner):
+    kind = "diagonal"
+
+    def __init__(self, sds):
+        self.factor = sds
+
+    def to_u(self, g):
+        return g * self.factor
+
+    from_u = to_u
+
+    def inv(self, d):
+        return d / self.factor
+
+
+class _Dense(Preconditioner):
+    kind = "dense"
+
+    def __init__(self, factor):
+        self.factor, self._factor_t = factor, factor.T
+        self._full = factor @ factor.T  # M itself: one product per SGLD drift
+
+    def to_u(self, g):
+        return g @ self.factor
+
+    def from_u(self, du):
+        return du @ self._factor_t
+
+    def inv(self, d):
+        return solve_triangular(self.factor, d.T, lower=True).T
+
+    def apply(self, g):
+        return g @ self._full
 
 
 def identity():
     """No preconditioning (``M = I``)."""
-    return Preconditioner("identity")
+    return _Identity()
 
 
 def diagonal(variances):
     """Diagonal ``M = diag(variances)``."""
-    return Preconditioner("diagonal", np.sqrt(np.asarray(variances, dtype=float)))
+    return _Diagonal(np.sqrt(np.asarray(variances, dtype=float)))
 
 
 def dense(covariance):
     """Dense ``M = covariance`` through its Cholesky factor."""
     cov = np.asarray(covariance, dtype=float)
-    factor = np.linalg.cholesky(0.5 * (cov + cov.T))
-    return Preconditioner("dense", factor, factor @ factor.T)
+    return _Dense(np.linalg.cholesky(0.5 * (cov + cov.T)))
 
 
-_TO_U = {
-    "identity": lambda g, L: g,
-    "diagonal": lambda g, L: g * L,
-    "dense": lambda g, L: g @ L,
-}
-_FROM_U = {
-    "identity": lambda du, L: du,
-    "diagonal": lambda du, L: du * L,
-    "dense": lambda du, L: du @ L.T,
-}
-_INV = {
-    "identity": lambda d, L: d,
-    "diagonal": lambda d, L: d / L,
-    "dense": lambda d, L: solve_triangular(L, d.T, lower=True).T,
-}
+def from_laplace(laplace):
+    """Dense or diagonal ``M`` = the covariance of a :class:`~skbayes_sg.models.Laplace`."""
+    return (_Dense if laplace.dense else _Diagonal)(np.asarray(laplace.factor, dtype=float))

@@ -8,7 +8,6 @@ multi-threaded BLAS several times slower.
 """
 
 import time
-from functools import partial
 from typing import NamedTuple
 
 import numpy as np
@@ -27,14 +26,13 @@ class Trace(NamedTuple):
     """What a run returns.
 
     draws : ndarray (C, n_draws, p); n_grad_evals : int (all chains);
-    step_size : ndarray (C,); info : dict from the kernel; seconds : float.
+    step_size : ndarray (C,); info : dict from the kernel.
     """
 
     draws: np.ndarray
     n_grad_evals: int
     step_size: np.ndarray
     info: dict
-    seconds: float
 
 
 def run_chains(sampler, estimator, theta0, noise_rngs, index_rngs, *, step_size, precond,
@@ -45,7 +43,9 @@ def run_chains(sampler, estimator, theta0, noise_rngs, index_rngs, *, step_size,
     ----------
     sampler : BaseSampler
     estimator : GradientEstimator
-        Built by a subsampling strategy; ``estimate(rngs, theta, state)``.
+        Built by a subsampling strategy: ``init(rngs, theta)``,
+        ``estimate(rngs, theta, state)`` (``candidates`` for EWSG),
+        ``exact``, ``n_data``, ``n_candidates`` (``potential`` when exact).
     theta0 : ndarray of shape (C, p)
         Starting points.
     noise_rngs, index_rngs : sequence of Generator
@@ -66,45 +66,41 @@ def run_chains(sampler, estimator, theta0, noise_rngs, index_rngs, *, step_size,
     Trace
     """
     C, p = theta0.shape
-    estimate = partial(estimator.estimate, tuple(index_rngs))
-    kernel = sampler.build_kernel(estimate, step_size, precond, p,
-                                  potential=getattr(estimator, "potential", None),
-                                  n_data=estimator.n_data)
+    index_rngs = tuple(index_rngs)
+    kernel = sampler.build_kernel(estimator, step_size, precond)
     state = kernel.init(theta0, noise_rngs)
-    est_state = estimator.init(tuple(index_rngs), state.position)
+    est_state = estimator.init(index_rngs, state.position)
     draws = np.empty((C, n_draws, p))
-    ctx = _Context(kernel, noise_rngs, precond, theta0, progress,
+    ctx = _Context(kernel, noise_rngs, index_rngs, precond, theta0, progress,
                    chain_ids if chain_ids is not None else range(C))
-    start = time.perf_counter()
     with np.errstate(all="ignore"), threadpool_limits(1, user_api="blas"):
         state, est_state = ctx.advance(state, est_state, n_warmup, "warmup", None, 1)
         state = kernel.end_warmup(state)
         state, est_state = ctx.advance(state, est_state, n_draws * thin, "sampling", draws, thin)
-    seconds = time.perf_counter() - start
-    return Trace(draws, ctx.n_evals, kernel.step_size(state), kernel.info(state), seconds)
+    return Trace(draws, ctx.n_evals, kernel.step_size(state), kernel.info(state))
 
 
 class _Context:
     """Loop state shared by the warm-up and sampling phases of one run."""
 
-    def __init__(self, kernel, rngs, precond, theta0, progress, chain_ids):
-        self.kernel, self.rngs, self.precond = kernel, rngs, precond
+    def __init__(self, kernel, rngs, index_rngs, precond, theta0, progress, chain_ids):
+        self.kernel, self.rngs, self.index_rngs, self.precond = kernel, rngs, index_rngs, precond
         self.theta0, self.progress, self.chain_ids = theta0, progress, list(chain_ids)
         self.n_evals = 0
 
     def advance(self, state, est_state, n_steps, phase, draws, thin):
         """Run ``n_steps`` steps in blocks; store every ``thin``-th in ``draws``."""
-        step, done, kept = self.kernel.step, 0, 0
+        step, index_rngs, done, kept = self.kernel.step, self.index_rngs, 0, 0
         t_phase = time.perf_counter()
         C, p = self.theta0.shape
         block = int(np.clip(_BLOCK_ELEMENTS // (C * p), 1, _BLOCK))
         block = max(block - block % thin, thin)
         while done < n_steps:
             n = min(block, n_steps - done)
-            randoms = self.kernel.draw_block(self.rngs, n)
+            randoms = self.kernel.draw_block(self.rngs, n, p)
             evals = 0
             for i in range(n):
-                state, est_state, k = step(state, est_state, randoms[i])
+                state, est_state, k = step(index_rngs, state, est_state, randoms[i])
                 evals += k
                 if draws is not None and (done + i + 1) % thin == 0:
                     draws[:, kept] = state.position

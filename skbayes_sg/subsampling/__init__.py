@@ -1,58 +1,32 @@
 """Subsampling strategies: where to look (index samplers) x how to correct.
 
-Use a string (``subsampling="control_variates"``) or an object.
+Use a string (``subsampling="control_variates"``) or an object
+(``Stratified(n_clusters=10, correction="svrg")``).  See
+:mod:`~skbayes_sg.subsampling._base` for the protocol.
 """
 
-from ._base import BaseStrategy, GradientEstimator, Problem
-from ._control_variates import ControlVariates
-from ._index import UniformIndex
-from ._plain import Full, Uniform
-
+from ._adaptive import Adaptive, AdaptiveSizeIndex
+from ._base import CORRECTIONS, BaseStrategy, IndexedStrategy
 from ._compressed import Compressed
-from ._stratified import Stratified, StratifiedIndex
-# [imports: stratified, compressed]
-from ._adaptive import Adaptive
-from ._preferential import Preferential, PreferentialCV, PreferentialIndex
-# [imports: preferential, preferential_cv, adaptive]
+from ._corrections import BaseCorrection, ControlVariate, PlainCorrection
+from ._estimator import ExactGradient, GradientEstimator
 from ._ewsg import EWSG
-from ._svrg import SVRG
-# [imports: svrg, ewsg]
+from ._index import AllRows, BlockIndex, UniformIndex
+from ._preferential import Preferential, PreferentialCV, WeightedIndex
+from ._stratified import Stratified, StratifiedIndex
+from ._svrg import SVRGAnchor
+from ._uniform import SVRG, ControlVariates, Full, Uniform
 
 SUBSAMPLING = {
-    "uniform": Uniform,
-    "full": Full,
-    "control_variates": ControlVariates,
-    "stratified": Stratified,
-    "compressed": Compressed,
-    # [registry: stratified, compressed]
-    "preferential": Preferential,
-    "preferential_cv": PreferentialCV,
-    "adaptive": Adaptive,
-    # [registry: preferential, preferential_cv, adaptive]
-    "svrg": SVRG,
-    "ewsg": EWSG,
-    # [registry: svrg, ewsg]
+    strategy.name: strategy
+    for strategy in (Uniform, Full, ControlVariates, Stratified, Compressed, Preferential,
+                     PreferentialCV, Adaptive, SVRG, EWSG)
 }
 
 __all__ = [
-    "BaseStrategy",
-    "ControlVariates",
-    "Full",
-    "GradientEstimator",
-    "Problem",
-    "SUBSAMPLING",
-    "Uniform",
-    "UniformIndex",
-    "Compressed",
-    "Stratified",
-    "StratifiedIndex",
-    # [all: stratified, compressed]
-    "Adaptive",
-    "Preferential",
-    "PreferentialCV",
-    "PreferentialIndex",
-    # [all: preferential, preferential_cv, adaptive]
-    "EWSG",
-    "SVRG",
-    # [all: svrg, ewsg]
+    "CORRECTIONS", "SUBSAMPLING", "BaseStrategy", "IndexedStrategy", "Adaptive", "Compressed",
+    "ControlVariates", "EWSG", "Full", "Preferential", "PreferentialCV", "SVRG", "Stratified",
+    "Uniform", "BaseCorrection", "ControlVariate", "PlainCorrection", "SVRGAnchor",
+    "AdaptiveSizeIndex", "AllRows", "BlockIndex", "StratifiedIndex", "UniformIndex",
+    "WeightedIndex", "ExactGradient", "GradientEstimator",
 ]

@@ -1,8 +1,16 @@
-"""Index samplers: which rows each chain looks at in a step."""
+"""Index samplers: which rows each chain looks at in a step.
+
+Protocol (every sampler): attributes ``b`` (nominal minibatch size),
+``scale`` (constant factor of the summed gradient) and ``ragged``;
+``init(rngs, n_chains) -> state`` and ``draw(rngs, theta, state) -> (idx,
+weight, state)`` with ``idx (C, b)`` (a tuple of per-chain 1-D arrays when
+``ragged``) and ``weight`` None or shaped like ``idx``, such that
+``scale * sum_i weight_i ∇f_i`` is unbiased for ``sum_i ∇f_i``.
+"""
 
 import numpy as np
 
-__all__ = ["AllRows", "UniformIndex", "block_size_for", "uniform_subsets"]
+__all__ = ["AllRows", "BlockIndex", "UniformIndex", "block_size_for", "uniform_subsets"]
 
 
 def block_size_for(n_rows, batch_size, target=200_000):
@@ -71,8 +79,50 @@ def _fisher_yates(rng, n, b, rows):
     return perm[:, :b]
 
 
-class UniformIndex:
-    """Independent uniform minibatches without replacement, drawn in blocks.
+class BlockIndex:
+    """Base of the random index samplers: blocks of steps drawn ahead per chain.
+
+    Each chain's block of ``n_block`` steps comes from that chain's own
+    Generator (:meth:`chain_block`), so a chain's minibatches do not depend on
+    how many chains run; all chains refill together when the block is used
+    up.  Subclasses give :meth:`chain_block` and, for weighted draws,
+    :meth:`block_weights`.
+    """
+
+    scale = 1.0
+    ragged = False
+
+    def __init__(self, n_rows, batch_size):
+        self.n_rows, self.b = int(n_rows), int(batch_size)
+        self.n_block = block_size_for(self.n_rows, self.b)
+
+    def chain_block(self, rng):
+        """Rows ``(n_block, b)`` of one chain's next block."""
+        raise NotImplementedError
+
+    def block_weights(self, idx):
+        """Weights shaped like the block ``idx (T, C, b)``, or None (all 1)."""
+        return None
+
+    def refill(self, rngs):
+        """A new block ``(idx (T, C, b), weight or None)`` for all chains."""
+        idx = np.stack([self.chain_block(rng) for rng in rngs], axis=1)
+        return idx, self.block_weights(idx)
+
+    def init(self, rngs, n_chains):
+        """State: ``(idx block, weight block or None, position)``."""
+        return (*self.refill(rngs), 0)
+
+    def draw(self, rngs, theta, state):
+        """``(idx (C, b), weight (C, b) or None, state)``; ``theta`` is unused."""
+        idx, w, t = state
+        if t == idx.shape[0]:
+            (idx, w), t = self.refill(rngs), 0
+        return idx[t], None if w is None else w[t], (idx, w, t + 1)
+
+
+class UniformIndex(BlockIndex):
+    """Independent uniform minibatches without replacement.
 
     Every step and chain gets a fresh uniform ``b``-subset, independent of
     the other steps (as SG-MCMC theory and ``step_size="auto"`` assume;
@@ -81,24 +131,11 @@ class UniformIndex:
     """
 
     def __init__(self, n_rows, batch_size):
-        self.n_rows, self.b = int(n_rows), int(batch_size)
+        super().__init__(n_rows, batch_size)
         self.scale = self.n_rows / self.b
-        self.n_block = block_size_for(n_rows, batch_size)
 
-    def _refill(self, rngs):
-        return np.stack([uniform_subsets(rng, self.n_rows, self.b, self.n_block)
-                         for rng in rngs], axis=1)
-
-    def init(self, rngs, n_chains):
-        """State: ``(block (T, C, b), position)``."""
-        return (self._refill(rngs), 0)
-
-    def draw(self, rngs, state):
-        """``(idx (C, b), None, scale, state)``."""
-        block, t = state
-        if t == block.shape[0]:
-            block, t = self._refill(rngs), 0
-        return block[t], None, self.scale, (block, t + 1)
+    def chain_block(self, rng):
+        return uniform_subsets(rng, self.n_rows, self.b, self.n_block)
 
 
 class AllRows:
@@ -108,15 +145,16 @@ class AllRows:
     importance draws would cost as much as the exact sum and add noise.
     """
 
+    scale = 1.0
+    ragged = False
+
     def __init__(self, n_rows):
         self.n_rows = self.b = int(n_rows)
-        self.scale = 1.0
-        self._rows = np.arange(self.n_rows)
 
     def init(self, rngs, n_chains):
         """State: the ``(C, n_rows)`` index array every step returns."""
-        return np.broadcast_to(self._rows, (n_chains, self.n_rows))
+        return np.broadcast_to(np.arange(self.n_rows), (n_chains, self.n_rows))
 
-    def draw(self, rngs, state):
-        """``(idx (C, n_rows), None, 1.0, state)``."""
-        return state, None, self.scale, state
+    def draw(self, rngs, theta, state):
+        """``(idx (C, n_rows), None, state)``."""
+        return state, None, state

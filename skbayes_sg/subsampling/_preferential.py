@@ -3,62 +3,47 @@
 import numpy as np
 
 from ..preprocessing import curvature_weights, gradient_norm_weights
-from ._base import BaseStrategy
-from ._control_variates import CVEstimator
-from ._index import AllRows, block_size_for
-from ._plain import PlainEstimator
+from numbers import Real
 
-__all__ = ["Preferential", "PreferentialCV", "PreferentialIndex", "check_uniform_mix",
-           "preferential_index", "weights_info"]
+from sklearn.utils._param_validation import Interval
 
+from ._base import CORRECTION_CONSTRAINT, IndexedStrategy
+from ._index import AllRows, BlockIndex
 
-def check_uniform_mix(value):
-    """Validate ``uniform_mix`` in ``(0, 1]`` (a zero floor would bias)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) or not (
-            0.0 < float(value) <= 1.0):
-        raise ValueError(f"uniform_mix must be a number in (0, 1], got {value!r}: every "
-                         "row needs a positive probability for the estimate to be unbiased.")
-    return float(value)
+__all__ = ["Preferential", "PreferentialCV", "WeightedIndex", "preference_weights",
+           "weighted_index"]
 
 
-def weights_info(kind, uniform_mix, p):
-    """Scalars describing the weights, for ``preprocessing_``."""
-    return {"preferential_weights": kind, "preferential_uniform_mix": uniform_mix,
-            "preferential_max_weight_ratio": float(p.max() * p.size)}
-
-
-def preferential_index(p, batch_size):
-    """:class:`PreferentialIndex`, or :class:`AllRows` once ``batch_size >= len(p)``.
+def weighted_index(p, batch_size):
+    """:class:`WeightedIndex`, or :class:`AllRows` once ``batch_size >= len(p)``.
 
     With replacement, ``b >= N`` importance draws cost as much as the exact
     sum over the rows and stay noisy (no finite-population correction); on a
     small, nearly separable set this held ``batch_size="auto"``'s step at a
     tenth of the exact-sum step.
     """
-    return AllRows(len(p)) if batch_size >= len(p) else PreferentialIndex(p, batch_size)
+    return AllRows(len(p)) if batch_size >= len(p) else WeightedIndex(p, batch_size)
 
 
-class PreferentialIndex:
+class WeightedIndex(BlockIndex):
     """``b`` rows drawn with replacement from ``p``, in pre-drawn blocks.
 
     Draws use the inverse CDF with a guide table (Chen and Asau's indexed
     search: the uniform's bucket ``floor(u N)`` gives the first candidate,
     then a few vectorised forward steps; identical to ``searchsorted`` and
-    several times faster), one block of steps per chain from that chain's
-    own Generator.  ``weight_i = 1 / (b p_i)`` and ``scale = 1``, so
+    several times faster).  ``weight_i = 1 / (b p_i)`` and ``scale = 1``, so
     ``sum_B weight_i ∇f_i`` is unbiased for ``sum_i ∇f_i``.
     """
 
     def __init__(self, probabilities, batch_size):
         p = np.asarray(probabilities, dtype=np.float64)
-        self.n_rows, self.b, self.scale = p.size, int(batch_size), 1.0
+        super().__init__(p.size, batch_size)
         cdf = np.cumsum(p)
         self.total = cdf[-1]
         self.inv_p = self.total / p  # 1 / P(row i) with the exact normaliser
         self.cdf = np.append(cdf, np.inf)  # sentinel: the forward search stops
         edges = np.arange(self.n_rows) * (self.total / self.n_rows) * (1.0 - 1e-12)
         self.guide = np.searchsorted(cdf, edges, side="right")
-        self.n_block = block_size_for(self.n_rows, self.b)
 
     def sample(self, rng, size):
         """Row indices of shape ``size`` drawn i.i.d. from ``p``."""
@@ -71,25 +56,32 @@ class PreferentialIndex:
             move = move[self.cdf[idx[move]] <= u[move]]
         return np.minimum(idx, self.n_rows - 1, out=idx).reshape(size)
 
-    def _refill(self, rngs):
-        idx = np.stack([self.sample(rng, (self.n_block, self.b)) for rng in rngs], axis=1)
+    def chain_block(self, rng):
+        return self.sample(rng, (self.n_block, self.b))
+
+    def block_weights(self, idx):
         w = self.inv_p[idx]
         w /= self.b
-        return idx, w
-
-    def init(self, rngs, n_chains):
-        """State: ``(indices (T, C, b), weights (T, C, b), position)``."""
-        return (*self._refill(rngs), 0)
-
-    def draw(self, rngs, state):
-        """``(idx (C, b), weight (C, b), 1.0, state)``."""
-        idx, w, t = state
-        if t == idx.shape[0]:
-            (idx, w), t = self._refill(rngs), 0
-        return idx[t], w[t], self.scale, (idx, w, t + 1)
+        return w
 
 
-class Preferential(BaseStrategy):
+def preference_weights(posterior, laplace, correction, uniform_mix, rng):
+    """``(p, n_grad_evals, outputs)``: the weights that suit ``correction``.
+
+    A plain sum is best served by ``p_i ∝ ||∇f_i(theta_hat)||`` (eq. 11); a
+    corrected one sums gradient differences ``≈ H_i (theta - theta_a)``, so
+    by the curvature ``p_i ∝ sqrt(tr(H_i Σ H_i))`` (eq. 16).
+    """
+    if correction.uses_anchor:
+        kind, (p, evals) = "curvature", curvature_weights(posterior, laplace, uniform_mix, rng)
+    else:
+        kind, (p, evals) = "gradient_norm", gradient_norm_weights(posterior, laplace, uniform_mix)
+    return p, evals, {"preferential_weights": kind, "preferential_uniform_mix": uniform_mix,
+                      "preferential_max_weight_ratio": float(p.max() * p.size),
+                      "subsampling_weights": p}
+
+
+class Preferential(IndexedStrategy):
     """SGLD-PS: rows drawn with probability ∝ their gradient norm at the mode.
 
     Parameters
@@ -98,6 +90,10 @@ class Preferential(BaseStrategy):
         Share of the uniform distribution mixed into the weights, so that
         every row keeps probability at least ``uniform_mix / N`` (a zero
         probability would bias the estimate).
+    correction : {"plain", "cv", "svrg"} or correction object, default="plain"
+        ``"plain"``: eq. 8 below.  ``"cv"`` (eq. 12, as
+        :class:`PreferentialCV`) and ``"svrg"`` sum gradient differences,
+        so their weights follow the curvature (eq. 16) instead.
 
     Notes
     -----
@@ -109,7 +105,9 @@ class Preferential(BaseStrategy):
     Unbiased.  Preprocessing: the mode and one pass of gradients (closed
     form for GLMs).  ``b`` gradient evaluations per step.  At ``b >= N``
     every row is used once instead (the exact sum, same cost, no noise).
-    Fitted estimators get ``subsampling_weights_`` ``(n_samples,)``.
+    ``preprocessing_`` gets ``subsampling_weights`` ``(n_samples,)``,
+    ``preferential_weights`` (which kind), ``preferential_uniform_mix`` and
+    ``preferential_max_weight_ratio`` (``N max_i p_i``).
 
     References
     ----------
@@ -118,20 +116,22 @@ class Preferential(BaseStrategy):
     """
 
     name = "preferential"
-    needs_mode = True
 
-    def __init__(self, uniform_mix=0.1):
+    def __init__(self, uniform_mix=0.1, correction="plain"):
         self.uniform_mix = uniform_mix
+        self.correction = correction
 
-    def build(self, problem, *, batch_size, rng):
-        a = check_uniform_mix(self.uniform_mix)
-        p, evals = gradient_norm_weights(problem, uniform_mix=a)
-        return PlainEstimator(problem, preferential_index(p, batch_size),
-                              info=weights_info("gradient_norm", a, p),
-                              attributes={"subsampling_weights": p}, preprocessing_evals=evals)
+    _parameter_constraints = {"uniform_mix": [Interval(Real, 0, 1, closed="right")],
+                              "correction": CORRECTION_CONSTRAINT}
+
+    def build(self, posterior, laplace, *, batch_size, rng):
+        p, evals, outputs = preference_weights(posterior, laplace, self._correction(),
+                                               float(self.uniform_mix), rng)
+        return self._estimator(posterior, laplace, weighted_index(p, batch_size),
+                               outputs=outputs, preprocessing_evals=evals)
 
 
-class PreferentialCV(BaseStrategy):
+class PreferentialCV(Preferential):
     """SGLD-CV-PS: control variates at the mode with curvature-based weights.
 
     Parameters
@@ -152,7 +152,8 @@ class PreferentialCV(BaseStrategy):
     with ``G = sum_i ∇f_i(theta_hat)``.  Unbiased.  Cost per step as
     ``control_variates``: ``b`` evaluations for GLMs (anchor responses
     stored as scalars), ``2 b`` otherwise.  At ``b >= N`` every row is used
-    once instead (the exact gradient at the same cost).
+    once instead (the exact gradient at the same cost).  The preset
+    ``Preferential(correction="cv")``.
 
     References
     ----------
@@ -161,14 +162,7 @@ class PreferentialCV(BaseStrategy):
     """
 
     name = "preferential_cv"
-    needs_mode = True
+    correction = "cv"
 
     def __init__(self, uniform_mix=0.1):
         self.uniform_mix = uniform_mix
-
-    def build(self, problem, *, batch_size, rng):
-        a = check_uniform_mix(self.uniform_mix)
-        p, evals = curvature_weights(problem, uniform_mix=a, rng=rng)
-        return CVEstimator(problem, preferential_index(p, batch_size),
-                           info=weights_info("curvature", a, p),
-                           attributes={"subsampling_weights": p}, preprocessing_evals=evals)

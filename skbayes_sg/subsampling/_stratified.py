@@ -2,17 +2,18 @@
 
 import numpy as np
 
-from ..models import GaussianLinearModel
 from ..preprocessing import RowView, allocate_batch, kmeans_strata, merge_strata
-from ._base import BaseStrategy
-from ._control_variates import CVEstimator
-from ._index import block_size_for, uniform_subsets
-from ._plain import PlainEstimator
+from numbers import Integral
+
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ._base import CORRECTION_CONSTRAINT, IndexedStrategy
+from ._index import BlockIndex, uniform_subsets
 
 __all__ = ["Stratified", "StratifiedIndex", "clustering_view"]
 
 
-def clustering_view(problem, joint):
+def clustering_view(posterior, joint):
     """``(RowView, groups)``: the vectors ``z_i`` a clustering works on.
 
     ``joint=False``: the features alone.  ``joint=True``: for regression the
@@ -20,32 +21,30 @@ def clustering_view(problem, joint):
     features, clustered separately within each class (``groups = y``).
     """
     if not joint:
-        return RowView(problem.X), None
-    if isinstance(problem.model, GaussianLinearModel):
-        return RowView(problem.X, np.asarray(problem.y, dtype=np.float64)), None
-    return RowView(problem.X), problem.y
+        return RowView(posterior.X), None
+    if posterior.model.is_regression:
+        return RowView(posterior.X, np.asarray(posterior.y, dtype=np.float64)), None
+    return RowView(posterior.X), posterior.y
 
 
-class StratifiedIndex:
+class StratifiedIndex(BlockIndex):
     """Independent stratified minibatches: ``b_j`` rows from stratum ``j``.
 
-    Rows are stored sorted by stratum; every step and chain draws, for every
-    stratum, a uniform ``b_j``-subset of its ``n_j`` rows (without
-    replacement, independently across steps, strata and chains), pre-drawn
-    in blocks from the chain's own generator.  ``weight_i = n_j / b_j`` and
-    ``scale = 1``, so ``sum_B weight_i grad f_i`` is unbiased (seed 000 eq. 10).
+    Every step and chain draws, for every stratum, a uniform ``b_j``-subset
+    of its ``n_j`` rows (without replacement, independently across steps,
+    strata and chains).  ``weight_i = n_j / b_j`` and ``scale = 1``, so
+    ``sum_B weight_i ∇f_i`` is unbiased (seed 000 eq. 10).
     """
 
     def __init__(self, labels, allocation):
         self.allocation = np.asarray(allocation, dtype=np.int64)
+        super().__init__(labels.size, int(self.allocation.sum()))
         self.sizes = np.bincount(labels, minlength=self.allocation.size)
-        self.order = np.argsort(labels, kind="stable")
+        self.order = np.argsort(labels, kind="stable")  # rows sorted by stratum
         self.offsets = np.concatenate([[0], np.cumsum(self.sizes)[:-1]])
-        self.b, self.scale = int(self.allocation.sum()), 1.0
         self.weight_row = np.repeat(self.sizes / self.allocation, self.allocation)
-        self.n_block = block_size_for(labels.size, self.b)
 
-    def _block(self, rng):
+    def chain_block(self, rng):
         out, col = np.empty((self.n_block, self.b), dtype=np.intp), 0
         for n_j, b_j, off in zip(self.sizes, self.allocation, self.offsets):
             if b_j == n_j:
@@ -56,27 +55,13 @@ class StratifiedIndex:
             col += b_j
         return out
 
-    def _refill(self, rngs):
-        return np.stack([self._block(rng) for rng in rngs], axis=1)
-
-    def init(self, rngs, n_chains):
-        """State: ``(block (T, C, b), position, weight (C, b) read-only)``."""
-        weight = np.ascontiguousarray(np.broadcast_to(self.weight_row, (n_chains, self.b)))
-        weight.setflags(write=False)
-        return (self._refill(rngs), 0, weight)
-
-    def draw(self, rngs, state):
-        """``(idx (C, b), weight (C, b), 1.0, state)``."""
-        block, t, weight = state
-        if t == block.shape[0]:
-            block, t = self._refill(rngs), 0
-        return block[t], weight, self.scale, (block, t + 1, weight)
+    def block_weights(self, idx):
+        """The constant ``n_j / b_j`` row: one read-only ``(C, b)`` array for every step."""
+        row = np.ascontiguousarray(np.broadcast_to(self.weight_row, idx.shape[1:]))
+        return np.broadcast_to(row, idx.shape)
 
 
-_CORRECTIONS = {"plain": PlainEstimator, "cv": CVEstimator}
-
-
-class Stratified(BaseStrategy):
+class Stratified(IndexedStrategy):
     """Stratified minibatches over k-means clusters (CP-SG-MCMC).
 
     Parameters
@@ -100,10 +85,11 @@ class Stratified(BaseStrategy):
         b=100): breast cancer 0.54 ("xy") vs 0.63 ("x"), diabetes 0.89 vs
         0.98, a 20,000-row synthetic binary task 0.82 vs 0.90; on digits
         (10 classes, so only 2 clusters per class) "x" won, 0.53 vs 0.64.
-    correction : {"plain", "cv"}, default="plain"
+    correction : {"plain", "cv", "svrg"} or correction object, default="plain"
         ``"plain"``: eq. 10 below.  ``"cv"``: control variates at the mode
         (methods.md §4) with the stratified index,
         ``g = ∇f_0 + G + sum_j (n_j/b_j) sum_{B_j} [∇f_i(theta) - ∇f_i(theta_hat)]``.
+        ``"svrg"`` (or :class:`SVRGAnchor`): the same with refreshed anchors.
 
     Notes
     -----
@@ -115,10 +101,10 @@ class Stratified(BaseStrategy):
 
         g = ∇f_0(theta) + sum_j (n_j / b_j) sum_{i in B_j} ∇f_i(theta)   (eq. 10)
 
-    Unbiased for any strata (Lemma 3.3).  Fitted attributes:
-    ``strata_sizes_`` (``n_j``), ``batch_allocation_`` (``b_j``),
-    ``n_strata_``; ``preprocessing_`` gains ``kmeans_seconds``,
-    ``kmeans_inertia`` and ``kmeans_iterations``.
+    Unbiased for any strata (Lemma 3.3).  ``preprocessing_`` gets
+    ``strata_sizes`` (``n_j``), ``batch_allocation`` (``b_j``),
+    ``n_strata``, ``kmeans_seconds``, ``kmeans_inertia`` and
+    ``kmeans_iterations``.
 
     References
     ----------
@@ -135,11 +121,19 @@ class Stratified(BaseStrategy):
     >>> X = StandardScaler().fit_transform(X)
     >>> clf = BayesianLogisticRegression(subsampling=Stratified(n_clusters=10), batch_size=100,
     ...                                  n_draws=200, random_state=0).fit(X, y)
-    >>> clf.n_strata_, int(clf.batch_allocation_.sum()), int(clf.strata_sizes_.sum())
+    >>> pre = clf.preprocessing_
+    >>> pre["n_strata"], int(pre["batch_allocation"].sum()), int(pre["strata_sizes"].sum())
     (10, 100, 569)
     """
 
     name = "stratified"
+
+    _parameter_constraints = {
+        "n_clusters": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "features": [StrOptions({"x", "xy"})],
+        "correction": CORRECTION_CONSTRAINT,
+    }
 
     def __init__(self, n_clusters=20, max_iter=5, features="xy", correction="plain"):
         self.n_clusters = n_clusters
@@ -147,27 +141,15 @@ class Stratified(BaseStrategy):
         self.features = features
         self.correction = correction
 
-    def _validate(self):
-        for key in ("n_clusters", "max_iter"):
-            value = getattr(self, key)
-            if not isinstance(value, (int, np.integer)) or value < 1:
-                raise ValueError(f"Stratified: {key} must be an int >= 1, got {value!r}.")
-        if self.features not in ("x", "xy"):
-            raise ValueError(f"Stratified: features must be 'x' or 'xy', got {self.features!r}.")
-        if self.correction not in _CORRECTIONS:
-            raise ValueError(f"Stratified: correction must be one of {sorted(_CORRECTIONS)}, "
-                             f"got {self.correction!r}.")
-
-    def build(self, problem, *, batch_size, rng):
-        self._validate()
-        b = min(int(batch_size), problem.n_rows)
-        view, groups = clustering_view(problem, self.features == "xy")
-        k = min(int(self.n_clusters), b, problem.n_rows)
+    def build(self, posterior, laplace, *, batch_size, rng):
+        b = min(int(batch_size), posterior.n_rows)
+        view, groups = clustering_view(posterior, self.features == "xy")
+        k = min(int(self.n_clusters), b)
         strata, info = kmeans_strata(view, k, groups=groups, max_iter=int(self.max_iter), rng=rng)
         if strata.sizes.size > b:
             strata = merge_strata(strata, b)
         alloc = allocate_batch(strata.sizes, np.sqrt(strata.variances), b)
-        attributes = {"strata_sizes": strata.sizes, "batch_allocation": alloc,
-                      "n_strata": int(alloc.size)}
-        return _CORRECTIONS[self.correction](problem, StratifiedIndex(strata.labels, alloc),
-                                             info=info, attributes=attributes)
+        outputs = {**info, "strata_sizes": strata.sizes, "batch_allocation": alloc,
+                   "n_strata": int(alloc.size)}
+        return self._estimator(posterior, laplace, StratifiedIndex(strata.labels, alloc),
+                               outputs=outputs)

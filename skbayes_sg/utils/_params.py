@@ -9,6 +9,8 @@ and :class:`~sklearn.model_selection.GridSearchCV` (``sampler__friction``,
 
 import inspect
 
+from sklearn.utils._param_validation import validate_parameter_constraints
+
 __all__ = ["ParamsMixin"]
 
 
@@ -25,20 +27,50 @@ class ParamsMixin:
         )
 
     def get_params(self, deep=True):
-        """Return the hyperparameters as a dict (``deep`` is accepted for sklearn)."""
-        return {name: getattr(self, name) for name in self._get_param_names()}
+        """The hyperparameters as a dict; with ``deep``, nested ones as ``name__sub``."""
+        out = {name: getattr(self, name) for name in self._get_param_names()}
+        if deep:
+            for name, value in list(out.items()):
+                if isinstance(value, ParamsMixin):
+                    out.update({f"{name}__{k}": v for k, v in value.get_params().items()})
+        return out
 
     def set_params(self, **params):
-        """Set hyperparameters; unknown names raise a ValueError naming the valid ones."""
+        """Set hyperparameters (``name__sub`` reaches a nested object).
+
+        Unknown names raise a ValueError naming the valid ones.
+        """
         valid = self._get_param_names()
         for key, value in params.items():
-            if key not in valid:
+            name, _, sub = key.partition("__")
+            if name not in valid:
                 raise ValueError(
-                    f"Invalid parameter {key!r} for {type(self).__name__}; "
+                    f"Invalid parameter {name!r} for {type(self).__name__}; "
                     f"valid parameters are {valid}."
                 )
-            setattr(self, key, value)
+            if not sub:
+                setattr(self, name, value)
+            elif isinstance(getattr(self, name), ParamsMixin):
+                getattr(self, name).set_params(**{sub: value})
+            else:
+                raise ValueError(f"Cannot set {key!r}: {type(self).__name__}.{name} is "
+                                 f"{getattr(self, name)!r}, not an object with parameters; "
+                                 f"set {name} to an object first.")
         return self
+
+    _parameter_constraints: dict = {}
+
+    def validate(self):
+        """Check every hyperparameter; raise a ValueError naming the bad one.
+
+        ``fit`` calls it before any pass over the data.  The checks are the
+        class's ``_parameter_constraints`` (scikit-learn's declarative
+        constraints, as for the estimators); subclasses add cross-parameter
+        and nested checks.
+        """
+        validate_parameter_constraints(self._parameter_constraints,
+                                       self.get_params(deep=False),
+                                       caller_name=type(self).__name__)
 
     def __repr__(self):
         sig = inspect.signature(type(self).__init__)
@@ -55,3 +87,4 @@ class ParamsMixin:
 
     def __hash__(self):
         return hash((type(self).__name__, repr(self)))
+

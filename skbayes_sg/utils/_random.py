@@ -1,22 +1,31 @@
-"""Random streams: one ``random_state`` -> one Generator -> spawned children.
+"""Random streams: one ``random_state`` -> one seed -> named child streams.
 
-Stream order (documented contract, relied on for reproducibility):
+Stream layout (documented contract, relied on for reproducibility):
 
-``make_streams(random_state, n_chains)`` returns a :class:`Streams` record whose
-``prep`` stream feeds preprocessing (k-means seeds, mode-finding minibatches,
-pilot estimates), ``init`` feeds the chains' dispersed starting points, and for
-every chain ``c`` two streams: ``noise[c]`` (the diffusion's Gaussian noise) and
-``index[c]`` (the minibatch indices).  Chains never share a stream, so chain
-``c`` gets identical draws whether it runs alone, with others, or in another
-process (``n_jobs``).
+``make_streams(random_state, n_chains)`` turns ``random_state`` into one root
+:class:`numpy.random.SeedSequence`.  Every consumer gets its own child,
+keyed by its *name* rather than by its position in a spawn order, so adding
+a consumer changes no other draw:
+
+* ``streams.child(name)`` -- preprocessing consumers, one Generator each:
+  ``"mode"`` (mode-finding subsamples and initialisation), ``"curvature"``
+  (power iteration), ``"strategy"`` (k-means seeds, weights' Monte Carlo),
+  ``"pilot"`` (gradient-noise pilot positions and minibatches), ``"batch"``
+  (the rebuild at an automatic batch size), ``"init"`` (chain starting points);
+* ``streams.noise[c]`` and ``streams.index[c]`` -- chain ``c``'s diffusion noise
+  and minibatch indices.  Chains never share a stream, so chain ``c`` gets
+  identical draws whether it runs alone, with others, or in another process
+  (``n_jobs``);
+* ``streams.retry(k)`` -- fresh chain streams for the ``k``-th restart after a
+  divergence in warm-up.
 """
 
-from typing import NamedTuple
+import zlib
 
 import numpy as np
 from sklearn.utils import check_random_state
 
-__all__ = ["make_rng", "make_streams", "Streams"]
+__all__ = ["Streams", "make_rng", "make_streams"]
 
 
 def make_rng(random_state) -> np.random.Generator:
@@ -27,18 +36,37 @@ def make_rng(random_state) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
-class Streams(NamedTuple):
+def _key(name):
+    return zlib.crc32(name.encode())
+
+
+class Streams:
     """Independent random streams of one fit (see module docstring)."""
 
-    prep: np.random.Generator
-    init: np.random.Generator
-    noise: tuple
-    index: tuple
+    def __init__(self, seed_seq, n_chains):
+        self.seed_seq, self.n_chains = seed_seq, int(n_chains)
+        self.noise, self.index = self._chains("chains")
+
+    def _seq(self, *key):
+        return np.random.SeedSequence(self.seed_seq.entropy,
+                                      spawn_key=tuple(self.seed_seq.spawn_key) + key)
+
+    def child(self, name):
+        """A Generator for the consumer ``name`` (the same on every call)."""
+        return np.random.default_rng(self._seq(_key(name)))
+
+    def _chains(self, name):
+        seqs = [self._seq(_key(name), c) for c in range(self.n_chains)]
+        pairs = [s.spawn(2) for s in seqs]
+        return (tuple(np.random.default_rng(p[0]) for p in pairs),
+                tuple(np.random.default_rng(p[1]) for p in pairs))
+
+    def retry(self, k):
+        """``(noise, index)`` chain streams for restart ``k >= 1``."""
+        return self._chains(f"retry{int(k)}")
 
 
 def make_streams(random_state, n_chains: int) -> Streams:
-    """Spawn the streams of one fit in the documented order."""
+    """The streams of one fit; the same ``random_state`` gives the same streams."""
     root = make_rng(random_state)
-    prep, init, *chains = root.spawn(2 + n_chains)
-    pairs = [c.spawn(2) for c in chains]
-    return Streams(prep, init, tuple(p[0] for p in pairs), tuple(p[1] for p in pairs))
+    return Streams(root.bit_generator.seed_seq, n_chains)

@@ -1,0 +1,140 @@
+"""Tuning in ``fit``: curvature, gradient noise, ``step_size="auto"`` and ``batch_size="auto"``.
+
+The step-size rule
+------------------
+After preconditioning, the posterior near the mode is approximately
+``N(0, diag(1/lam_j))`` with curvatures ``lam_j`` in ``[lam_min, lam_max]``
+(all 1 for an exact Laplace preconditioner), and the gradient estimate has
+noise of variance ``nu`` per whitened coordinate (measured on a pilot of a
+few estimates at Laplace draws -- the 95% quantile over coordinates, so the
+noisiest directions stay accurate; 0 for the exact gradient).  Each SG
+sampler's recursion on ``U = lam u^2/2`` is linear-Gaussian, so its
+stationary variance ``v(h)`` is known in closed form
+(``sampler.stationary_variance``).  :func:`auto_step_size` returns the
+largest ``h`` on a geometric grid such that ``lam v(h')`` is within ``tol``
+(default 5%) of 1 at ``lam_max`` and ``lam_min`` for every grid step
+``h' <= h`` (errors of opposite sign must not cancel by luck at one large
+step) -- so the step shrinks automatically as the gradient noise grows
+(``N/b`` large without control variates), and stays large when control
+variates make the noise small.  The result is capped at ``max_step``
+(default 0.5: beyond it the mixing gain is small and the Gaussian
+approximation of the posterior matters more).  HMC adapts its own step
+(``sampler.adapts_step_size``) and starts from ``1 / sqrt(lam_max)``.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..preprocessing import gradient_noise, power_curvature, whitened_curvature
+
+__all__ = ["AUTO_BATCH", "AUTO_BATCH_MAX", "Tuning", "auto_batch_size", "auto_step_size", "tune"]
+
+# Gradient-noise pilot: the CV noise grows like ||theta - mode||^2, so its mean over
+# the Laplace draws needs many positions (4 gave a 6x spread of the auto step).
+_PILOT_POSITIONS, _PILOT_ESTIMATES = 16, 8
+# batch_size="auto": start here, double while the gradient noise binds the auto step, stop here
+AUTO_BATCH, AUTO_BATCH_MAX = 100, 1600
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """What tuning decided: step and batch sizes, and the measurements behind them."""
+
+    step_size: float
+    batch_size: int
+    gradient_noise: float
+    curvature: float
+    curvature_min: float
+    n_grad_evals: int
+
+
+def auto_step_size(sampler, lam_max, nu, *, lam_min=None, n_data=1, tol=0.05, max_step=0.5):
+    """Largest accurate step on the whitened Gaussian (see module docstring).
+
+    ``n_data`` only matters for pSGLD, whose step is rescaled by its typical
+    ``1/G`` (``sampler.step_scale``).
+    """
+    lam_min = lam_max if lam_min is None else lam_min
+    best = 1e-7
+    for h in np.geomspace(1e-7, max_step / np.sqrt(lam_max * max(lam_max, 1.0)), 400):
+        if any(abs(lam * sampler.stationary_variance(h, lam, nu) - 1.0) > tol
+               for lam in {lam_max, lam_min}):
+            break
+        best = float(h)
+    return best * sampler.step_scale(lam_max, nu, n_data)
+
+
+def auto_batch_size(sampler, lam_max, nu, batch_size, max_batch, *, lam_min=None,
+                    min_fraction=0.5):
+    """Smallest ``b = batch_size * 2^k <= max_batch`` whose auto step is not noise-bound.
+
+    ``nu`` is the gradient noise measured at ``batch_size``; at ``b`` it is
+    taken as ``nu * batch_size / b`` (minibatch noise falls like ``1/b``).
+    Returns the first ``b`` whose whitened :func:`auto_step_size` is at least
+    ``min_fraction`` of the noise-free step, else ``max_batch``.  Where the
+    gradient noise dominates, the step, hence the mixing per step, grows like
+    ``b``, so a fixed number of steps buys more effective draws for
+    proportionally more gradient evaluations; once the step nears its
+    noise-free value extra rows are wasted, which is where this stops.
+    """
+    def step(noise):  # whitened units, without pSGLD's rescaling
+        h = auto_step_size(sampler, lam_max, noise, lam_min=lam_min)
+        return h / sampler.step_scale(lam_max, noise, 1)
+
+    target, b = min_fraction * step(0.0), int(batch_size)
+    while b < max_batch and step(nu * batch_size / b) < target:
+        b = min(2 * b, int(max_batch))
+    return b
+
+
+def _curvature(posterior, laplace, precond, rng):
+    """``(lam_max, lam_min or None, n_grad_evals)`` of the whitened Hessian at the mode."""
+    if laplace.hessian is not None:
+        return (*whitened_curvature(laplace.hessian, precond), 0)
+    lam, evals = power_curvature(posterior, laplace.mode, precond, rng)
+    return lam, None, evals
+
+
+def tune(sampler, strategy, posterior, laplace, precond, *, batch_size, step_size, streams):
+    """Build the gradient estimator, measure, pick the batch and the step.
+
+    The estimator is built at ``batch_size`` (``AUTO_BATCH`` for ``"auto"``,
+    at most ``N``); with ``batch_size="auto"`` (and the automatic step of an
+    SG sampler) it is rebuilt once at the batch :func:`auto_batch_size`
+    picks, the cost of both builds and pilots counted.
+
+    Returns
+    -------
+    estimator : GradientEstimator
+    tuning : Tuning
+    """
+    b = min(AUTO_BATCH if batch_size == "auto" else int(batch_size), posterior.n_rows)
+    estimator = strategy.build(posterior, laplace, batch_size=b, rng=streams.child("strategy"))
+    lam_max, lam_min, evals = _curvature(posterior, laplace, precond, streams.child("curvature"))
+    pilot_rng = streams.child("pilot")
+    positions = laplace.draws(pilot_rng, _PILOT_POSITIONS)
+
+    def noise(est):
+        return gradient_noise(est.pilot(), pilot_rng.spawn(_PILOT_POSITIONS), positions, precond,
+                              n_estimates=_PILOT_ESTIMATES)
+
+    nu, more = noise(estimator)
+    evals += more
+    if batch_size == "auto" and step_size == "auto" and not (
+            estimator.exact or sampler.adapts_step_size):
+        cap = min(AUTO_BATCH_MAX, posterior.n_rows, strategy.max_batch_size(posterior.n_rows))
+        b_auto = auto_batch_size(sampler, lam_max, nu, b, max(b, cap), lam_min=lam_min)
+        if b_auto != b:
+            evals += estimator.preprocessing_evals
+            estimator = strategy.build(posterior, laplace, batch_size=b_auto,
+                                       rng=streams.child("strategy"))
+            (nu, more), b = noise(estimator), b_auto
+            evals += more
+    if step_size != "auto":
+        h = float(step_size)
+    elif sampler.adapts_step_size:
+        h = sampler.initial_step_size(lam_max)
+    else:
+        h = auto_step_size(sampler, lam_max, nu, lam_min=lam_min, n_data=estimator.n_data)
+    return estimator, Tuning(h, int(b), nu, lam_max, lam_min, int(evals))

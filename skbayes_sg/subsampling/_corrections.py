@@ -1,0 +1,166 @@
+"""Corrections: how a minibatch sum becomes a gradient estimate (plain, control variates).
+
+A correction object (``PlainCorrection()``, ``ControlVariate()``, and
+:class:`~skbayes_sg.subsampling.SVRGAnchor`) only holds hyperparameters.  Its
+``build(posterior, laplace, *, batch_size)`` returns the *terms* used per
+step, for any index sampler::
+
+    g = ∇f_0(theta) + g_a + scale * sum_{i in B} w_i m_i [∇f_i(theta) - ∇f_i(theta_a)]
+
+(plain: no anchor, ``g_a = 0`` and no subtracted term).  Terms protocol:
+``per_row`` (evaluations per minibatch row), ``outputs``,
+``preprocessing_evals``, ``init(rngs, theta) -> state``,
+``begin(rngs, theta, state) -> (g_a or None, state, n_evals, at_anchor)``
+(``at_anchor``: theta is the anchor, so the minibatch sum vanishes and is
+skipped), ``difference(theta, X_B, y_B, w, idx, state, chains) -> (C, p)``,
+``evals_per_step(b)`` and ``pilot()``.
+"""
+
+import numpy as np
+
+from ..models import as_float64
+from ..utils import ParamsMixin, row_chunks
+
+__all__ = ["BaseCorrection", "ControlVariate", "MinibatchSum", "ModeAnchor", "PlainCorrection",
+           "grad_difference"]
+
+
+def grad_difference(model, theta, anchor, Xb, yb, w, anchor_response=None):
+    """``sum_B w_i [∇f_i(theta) - ∇f_i(anchor)]`` per chain ``(C, p)``.
+
+    GLMs subtract the responses ``r_i`` (the stored ``anchor_response`` when
+    given, else recomputed) and form one gradient; other models take the
+    difference of two ``grad_sum``.  ``anchor`` is ``(p,)`` or ``(C, p)``.
+    """
+    if model.is_glm:
+        r = model.response(theta, Xb, yb)
+        r -= (model.response(np.broadcast_to(anchor, theta.shape), Xb, yb)
+              if anchor_response is None else anchor_response)
+        return model.grad_from_response(r, Xb, w)
+    g = model.grad_sum(theta, Xb, yb, w)
+    g -= model.grad_sum(np.broadcast_to(anchor, theta.shape), Xb, yb, w)
+    return g
+
+
+def anchor_terms(posterior, mode):
+    """``G = sum_i m_i ∇f_i(mode)`` ``(p,)`` and, for GLMs, every row's response ``r_i(mode)``.
+
+    One pass in row chunks (a float32 ``X`` is cast a chunk at a time, never
+    all at once).  The responses are None for other models.
+    """
+    model, theta = posterior.model, mode[None, :]
+    if not model.is_glm:
+        return posterior.row_sum(model.grad_sum, theta)[0], None
+    G, parts = np.zeros(model.n_params), []
+    for sl in row_chunks(posterior.n_rows):
+        X = as_float64(posterior.X[sl])
+        r = model.response(theta, X, posterior.y[sl])
+        G += model.grad_from_response(r, X, posterior.rows_weight(sl))[0]
+        parts.append(r[0])
+    return G, np.concatenate(parts)
+
+
+class MinibatchSum:
+    """Plain terms: ``scale * sum_B w_i m_i ∇f_i(theta)``, no anchor (base of all terms)."""
+
+    per_row = 1
+    offset = None
+
+    def __init__(self, model):
+        self.model, self.outputs, self.preprocessing_evals = model, {}, 0
+
+    def init(self, rngs, theta):
+        """Anchor state for chains ``theta (C, p)`` (None: nothing changes)."""
+        return None
+
+    def begin(self, rngs, theta, state):
+        """``(g_a or None, state, n_grad_evals, at_anchor)`` before the minibatch."""
+        return self.offset, state, 0, False
+
+    def difference(self, theta, Xb, yb, w, idx, state, chains):
+        """The minibatch sum for chains ``theta`` (rows ``chains`` of the state)."""
+        return self.model.grad_sum(theta, Xb, yb, w)
+
+    def evals_per_step(self, b):
+        """Nominal per-example evaluations per step and chain."""
+        return float(self.per_row * b)
+
+    def pilot(self):
+        """Terms whose noise the step-size pilot measures (these)."""
+        return self
+
+
+class ModeAnchor(MinibatchSum):
+    """Control variates at a fixed anchor ``theta_hat``: ``g_a = G = sum_i m_i ∇f_i(theta_hat)``.
+
+    For GLMs the anchor terms ``∇f_i(theta_hat) = r_i(theta_hat) x~_i`` are
+    stored as the scalars ``r_i`` (one gradient evaluation per row per
+    step); other models recompute the minibatch's anchor gradients (two).
+    """
+
+    def __init__(self, posterior, mode):
+        super().__init__(posterior.model)
+        self.mode = mode
+        self.offset, self.responses = anchor_terms(posterior, mode)
+        self.per_row = 1 if self.responses is not None else 2
+        self.preprocessing_evals = posterior.n_rows
+
+    def difference(self, theta, Xb, yb, w, idx, state, chains):
+        r = None if self.responses is None else self.responses[idx]
+        return grad_difference(self.model, theta, self.mode, Xb, yb, w, r)
+
+
+class BaseCorrection(ParamsMixin):
+    """Base of the corrections (hyperparameter holders).
+
+    ``uses_anchor`` says whether the minibatch sums gradient *differences*
+    (then preference weights follow the curvature, not the gradient norm).
+    """
+
+    name = None
+    uses_anchor = True
+
+    def max_batch_size(self, n_rows):
+        """Largest minibatch this correction allows (default ``n_rows``)."""
+        return n_rows
+
+    def build(self, posterior, laplace, *, batch_size):
+        """The per-step terms for minibatches of ``batch_size`` rows."""
+        raise NotImplementedError
+
+
+class PlainCorrection(BaseCorrection):
+    """No correction: ``g = ∇f_0 + scale * sum_B w_i ∇f_i`` (methods.md §1, §3, §5)."""
+
+    name = "plain"
+    uses_anchor = False
+
+    def __init__(self):
+        pass
+
+    def build(self, posterior, laplace, *, batch_size):
+        return MinibatchSum(posterior.model)
+
+
+class ControlVariate(BaseCorrection):
+    """Control variates at the mode (SGLD-CV, methods.md §4).
+
+    Notes
+    -----
+    ``g = ∇f_0(theta) + G + scale * sum_B w_i [∇f_i(theta) - ∇f_i(theta_hat)]``
+    with ``theta_hat`` the Laplace mode and ``G = sum_i ∇f_i(theta_hat)`` (one
+    pass in ``build``).  Unbiased with any unbiased index sampler.
+
+    References
+    ----------
+    Baker, J., Fearnhead, P., Fox, E. B. and Nemeth, C. (2019). Control
+    variates for stochastic gradient MCMC. Statistics and Computing 29.
+    """
+
+    name = "cv"
+
+    def __init__(self):
+        pass
+
+    def build(self, posterior, laplace, *, batch_size):
+        return ModeAnchor(posterior, laplace.mode)

@@ -1,0 +1,161 @@
+"""The gradient estimator: a posterior, an index sampler and correction terms.
+
+Every strategy's ``build`` returns one of the two classes here, fully built:
+
+* :class:`GradientEstimator` -- per step, draw rows with the index sampler
+  and sum the correction terms over them::
+
+      g = ∇f_0(theta) + g_a + scale * sum_{i in B} w_i m_i [∇f_i(theta) - ∇f_i(theta_a)]
+
+  (``w_i`` the index weights, ``m_i`` the row multiplicities, ``g_a`` and
+  ``theta_a`` the correction's anchor; plain terms have neither);
+* :class:`ExactGradient` -- ``∇U`` itself (``exact = True``, with ``potential``).
+
+Protocol (what the samplers consume): ``init(rngs, theta) -> state``;
+``estimate(rngs, theta, state) -> (g (C, p), state, n_grad_evals)`` with
+``rngs`` one Generator per chain; ``n_candidates`` and ``candidates(rngs,
+theta, state) -> (G (M, C, p), state, n_grad_evals)``; ``pilot()``; and the
+attributes:
+
+* ``exact`` -- ``estimate`` is the exact ``∇U`` (then ``potential`` exists, as HMC needs);
+* ``n_data`` -- N (sum of multiplicities); ``n_candidates`` -- estimates per step
+  the sampler chooses among (EWSG), else 1;
+* ``evals_per_step`` -- nominal per-example gradient evaluations per step and chain;
+* ``outputs`` -- what the preprocessing produced (stored in ``preprocessing_``);
+  ``preprocessing_evals`` -- per-example evaluations spent in ``build``;
+* ``warnings`` -- messages ``fit`` emits as ``ApproximationWarning``.
+"""
+
+import numpy as np
+
+__all__ = ["ExactGradient", "GradientEstimator"]
+
+
+class _Estimator:
+    """What every estimator carries (attributes in the module docstring)."""
+
+    exact = False
+    n_candidates = 1
+
+    def __init__(self, posterior, *, outputs=None, preprocessing_evals=0):
+        self.posterior, self.n_data = posterior, posterior.n_data
+        self.outputs = {} if outputs is None else outputs
+        self.preprocessing_evals = int(preprocessing_evals)
+        self.warnings = []
+
+    def pilot(self):
+        """The estimator whose gradient noise the step-size pilot measures (``self``)."""
+        return self
+
+
+class ExactGradient(_Estimator):
+    """The exact gradient ``∇U`` in row chunks, and the potential ``U``."""
+
+    exact = True
+
+    def __init__(self, posterior, **kwargs):
+        super().__init__(posterior, **kwargs)
+        self.evals_per_step = float(posterior.n_rows)
+
+    def init(self, rngs, theta):
+        """No state."""
+        return None
+
+    def estimate(self, rngs, theta, state):
+        """``(∇U(theta) (C, p), state, C * n_rows)``."""
+        return self.posterior.full_grad(theta), state, theta.shape[0] * self.posterior.n_rows
+
+    def potential(self, theta):
+        """``U(theta)`` ``(C,)``."""
+        return self.posterior.potential(theta)
+
+
+class GradientEstimator(_Estimator):
+    """Index sampler x correction terms on a posterior (see the module docstring).
+
+    Parameters
+    ----------
+    posterior : Posterior
+    index : index sampler
+        ``b``, ``scale``, ``ragged``, ``init``, ``draw`` (see ``_index``).
+    terms : correction terms
+        Built by a correction (see ``_corrections``).
+    n_candidates : int, default=1
+    outputs : dict, optional
+    preprocessing_evals : int, default=0
+        Build cost besides the terms' own ``preprocessing_evals``.
+    """
+
+    def __init__(self, posterior, index, terms, *, n_candidates=1, outputs=None,
+                 preprocessing_evals=0):
+        super().__init__(posterior, outputs={**(outputs or {}), **terms.outputs},
+                         preprocessing_evals=preprocessing_evals + terms.preprocessing_evals)
+        self.index, self.terms, self.n_candidates = index, terms, int(n_candidates)
+        self.evals_per_step = terms.evals_per_step(index.b)
+
+    def init(self, rngs, theta):
+        """``(index state, terms state)`` for chains ``theta (C, p)``."""
+        return self.index.init(rngs, theta.shape[0]), self.terms.init(rngs, theta)
+
+    def estimate(self, rngs, theta, state):
+        """``(g (C, p), state, n_grad_evals)``, ``g ≈ ∇U(theta)`` per chain."""
+        index_state, terms_state = state
+        g_a, terms_state, n, at_anchor = self.terms.begin(rngs, theta, terms_state)
+        if at_anchor:
+            g = self.posterior.prior.grad(theta)
+            g += g_a
+            return g, (index_state, terms_state), n
+        idx, w, index_state = self.index.draw(rngs, theta, index_state)
+        g, k = self._batch_sum(theta, idx, w, terms_state)
+        g *= self.index.scale
+        if g_a is not None:
+            g += g_a
+        g += self.posterior.prior.grad(theta)
+        return g, (index_state, terms_state), n + k
+
+    def _batch_sum(self, theta, idx, w, terms_state):
+        """The minibatch sum (before ``scale``) and its cost; one call per chain if ragged."""
+        pb, terms = self.posterior, self.terms
+        if not self.index.ragged:
+            g = terms.difference(theta, pb.X[idx], pb.y[idx], pb.merge_weight(idx, w), idx,
+                                 terms_state, slice(None))
+            return g, terms.per_row * idx.size
+        g, n = np.empty_like(theta), 0
+        for c, rows in enumerate(idx):
+            wc = pb.merge_weight(rows, None if w is None else w[c])
+            g[c] = terms.difference(theta[c:c + 1], pb.X[rows], pb.y[rows], wc, rows,
+                                    terms_state, slice(c, c + 1))[0]
+            n += rows.size
+        return g, terms.per_row * n
+
+    def candidates(self, rngs, theta, state):
+        """``n_candidates`` estimates per chain from one batched gradient call.
+
+        ``G[m]`` uses the index sampler's ``m``-th minibatch of this step
+        (each chain from its own stream), ``theta`` tiled ``M`` times; every
+        ``G[m]`` is distributed as ``estimate``'s.  For terms whose anchor
+        stays fixed during sampling (plain, control variates).
+        """
+        M, (index_state, terms_state) = self.n_candidates, state
+        draws = []
+        for _ in range(M):
+            idx, w, index_state = self.index.draw(rngs, theta, index_state)
+            draws.append((idx, w))
+        idx = np.concatenate([d[0] for d in draws])
+        w = None if draws[0][1] is None else np.concatenate([d[1] for d in draws])
+        g, n = self._batch_sum(np.tile(theta, (M, 1)), idx, w, terms_state)
+        g *= self.index.scale
+        g = g.reshape(M, *theta.shape)
+        if self.terms.offset is not None:
+            g += self.terms.offset
+        g += self.posterior.prior.grad(theta)
+        return g, (index_state, terms_state), n
+
+    def pilot(self):
+        """``self``, or the same index with the terms' pilot (SVRG's white-noise equivalent)."""
+        terms = self.terms.pilot()
+        if terms is self.terms:
+            return self
+        pilot = GradientEstimator(self.posterior, self.index, terms, outputs=self.outputs)
+        pilot.preprocessing_evals = 0  # built with self, and counted there
+        return pilot
