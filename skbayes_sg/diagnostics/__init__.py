@@ -1,9 +1,8 @@
 """Convergence and accuracy diagnostics on ``(n_chains, n_draws, n_params)`` draws.
 
-Rank-normalised split R-hat and bulk/tail effective sample size follow
-Vehtari et al. (2021); the kernel Stein discrepancy (inverse multiquadric
-kernel) needs only the scores ``grad log pi`` at the samples; ``gaussian_kl``
-compares moment-matched Gaussians in closed form.
+Rank-normalised split R-hat and bulk/tail effective sample size follow Vehtari et al. (2021); the
+kernel Stein discrepancy (inverse multiquadric kernel) needs only the scores ``grad log pi`` at the
+samples; ``gaussian_kl`` compares moment-matched Gaussians in closed form.
 """
 
 from ._assess import ESS_MIN, MIN_DRAWS, RHAT_MAX, Assessment, assess, convergence_problems

@@ -40,9 +40,8 @@ def _count(mask, what):
 def convergence_problems(rhat, ess_bulk, ess_tail, hint=""):
     """Plain-language problems of per-parameter R-hat and ESS columns.
 
-    ``hint`` is appended to the R-hat sentence (e.g. the MLP's note that
-    raw weights are not identified).  All-NaN columns (too few draws or
-    constant draws) give one sentence saying so.
+    ``hint`` is appended to the R-hat sentence (e.g. the MLP's note that raw weights are not
+    identified).  All-NaN columns (too few draws or constant draws) give one sentence saying so.
     """
     if np.all(np.isnan(rhat)):
         return (f"ESS and R-hat are undefined (fewer than {MIN_DRAWS} draws per chain, or "

@@ -1,10 +1,9 @@
 """Multi-chain effective sample size (bulk, tail, basic) after Vehtari et al. (2021).
 
-Draws are ``(n_chains, n_draws, n_params)``. Every method splits each chain in
-half (the middle draw of an odd chain is dropped), transforms the draws, and
-applies Geyer's initial positive and initial monotone sequence to the
-multi-chain autocorrelation, as Stan and ArviZ do. Parameters are processed in
-column blocks so memory stays bounded for large models.
+Draws are ``(n_chains, n_draws, n_params)``. Every method splits each chain in half (the middle
+draw of an odd chain is dropped), transforms the draws, and applies Geyer's initial positive and
+initial monotone sequence to the multi-chain autocorrelation, as Stan and ArviZ do. Parameters are
+processed in column blocks so memory stays bounded for large models.
 
 A parameter whose draws are all equal, or that holds a non-finite value, gets
 ESS = NaN (as Stan does): there is no variance to estimate, and a stuck
@@ -174,19 +173,17 @@ def effective_sample_size(draws, method="bulk"):
     Returns
     -------
     ess : float or ndarray of shape (n_params,)
-        A float for 1-D or 2-D input. NaN for a constant or non-finite parameter.
-        In the tail ESS, a quantile indicator that never changes (a quantile at
-        the edge of a discrete support) counts as exact: ESS = number of draws,
-        as in ArviZ.
+        A float for 1-D or 2-D input. NaN for a constant or non-finite parameter. In the tail ESS,
+        a quantile indicator that never changes (a quantile at the edge of a discrete support)
+        counts as exact: ESS = number of draws, as in ArviZ.
 
     Notes
     -----
-    With ``W`` the mean within-chain variance, ``var+ = (n-1)/n W + B/n`` and
-    ``acov_t`` the mean within-chain autocovariance at lag ``t``,
-    ``rho_t = 1 - (W - acov_t) / var+`` and ``ESS = m n / tau`` with
-    ``tau = 1 + 2 sum_t rho_t`` truncated by Geyer's initial positive and
-    monotone sequences (the seed 000 formula ``n / (1 + 2 sum rho)``, made
-    multi-chain). ``tau`` is bounded below by ``1/log10(m n)``, as in Stan.
+    With ``W`` the mean within-chain variance, ``var+ = (n-1)/n W + B/n`` and ``acov_t`` the mean
+    within-chain autocovariance at lag ``t``, ``rho_t = 1 - (W - acov_t) / var+`` and
+    ``ESS = m n / tau`` with ``tau = 1 + 2 sum_t rho_t`` truncated by Geyer's initial positive and
+    monotone sequences (the seed 000 formula ``n / (1 + 2 sum rho)``, made multi-chain). ``tau`` is
+    bounded below by ``1/log10(m n)``, as in Stan.
 
     References
     ----------

@@ -60,9 +60,8 @@ def kernel_stein_discrepancy(samples, scores, c=1.0, beta=-0.5, *, norm="l1", bl
     beta : float, default=-0.5
         Kernel exponent in ``(-1, 0)``.
     norm : {"l1", "l2"}, default="l1"
-        How the per-coordinate discrepancies ``w_j`` are combined: ``"l1"`` is
-        ``sum_j w_j`` (seed 004 eq. 20); ``"l2"`` is ``sqrt(sum_j w_j^2)``, the
-        usual KSD of Liu et al. (2016).
+        How the per-coordinate discrepancies ``w_j`` are combined: ``"l1"`` is ``sum_j w_j`` (seed
+        004 eq. 20); ``"l2"`` is ``sqrt(sum_j w_j^2)``, the usual KSD of Liu et al. (2016).
     block_size : int, optional
         Rows per block; by default about 2**20 / n_samples, so memory is
         ``O(block_size * n_samples)`` and never ``n_samples^2 * n_params``.
@@ -144,9 +143,8 @@ def gaussian_kl(mean_p, cov_p, mean_q, cov_q):
 
     Notes
     -----
-    Computed from Cholesky factors ``S = L L'``: the trace is
-    ``|L_q^-1 L_p|_F^2`` and ``log det S = 2 sum log diag L``, which stays
-    accurate for ill-conditioned posteriors.
+    Computed from Cholesky factors ``S = L L'``: the trace is ``|L_q^-1 L_p|_F^2`` and
+    ``log det S = 2 sum log diag L``, which stays accurate for ill-conditioned posteriors.
 
     References
     ----------

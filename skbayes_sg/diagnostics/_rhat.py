@@ -1,16 +1,14 @@
 """Rank-normalised split R-hat (Vehtari et al. 2021), vectorised over parameters.
 
-Each chain is split in half (the middle draw of an odd chain is dropped), so a
-single chain still gives a diagnostic (its first half against its second).
-The *bulk* R-hat is the classical potential scale reduction of the normal
-scores of the pooled ranks; the *folded* R-hat does the same for the distance
-to the pooled median, so it detects chains whose scales differ even when their
-locations agree. The default reports the larger of the two.
+Each chain is split in half (the middle draw of an odd chain is dropped), so a single chain still
+gives a diagnostic (its first half against its second). The *bulk* R-hat is the classical potential
+scale reduction of the normal scores of the pooled ranks; the *folded* R-hat does the same for the
+distance to the pooled median, so it detects chains whose scales differ even when their locations
+agree. The default reports the larger of the two.
 
-A parameter whose draws are all equal, or that holds a non-finite value, gets
-R-hat = NaN (as Stan does): there is no variance to compare. Chains stuck at
-different values (no within-chain variance) get R-hat = inf. No warning is
-raised in either case.
+A parameter whose draws are all equal, or that holds a non-finite value, gets R-hat = NaN (as Stan
+does): there is no variance to compare. Chains stuck at different values (no within-chain variance)
+get R-hat = inf. No warning is raised in either case.
 """
 
 import numpy as np
@@ -67,11 +65,10 @@ def split_rhat(draws, method="rank"):
 
     Notes
     -----
-    For ``m`` split chains of ``n`` draws, ``W`` the mean within-chain variance
-    and ``B = n Var(chain means)``,
-    ``R-hat = sqrt(((n - 1)/n W + B/n) / W)``, applied to the normal scores
-    ``Phi^-1((r - 3/8) / (S + 1/4))`` of the pooled ranks ``r`` of ``S`` draws
-    (bulk) and of the ranks of ``|x - median(x)|`` (folded).
+    For ``m`` split chains of ``n`` draws, ``W`` the mean within-chain variance and
+    ``B = n Var(chain means)``, ``R-hat = sqrt(((n - 1)/n W + B/n) / W)``, applied to the normal
+    scores ``Phi^-1((r - 3/8) / (S + 1/4))`` of the pooled ranks ``r`` of ``S`` draws (bulk) and of
+    the ranks of ``|x - median(x)|`` (folded).
 
     References
     ----------

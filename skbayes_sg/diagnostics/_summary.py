@@ -29,10 +29,9 @@ def summarize(draws, names=None, quantiles=(0.05, 0.5, 0.95)):
     Returns
     -------
     summary : dict of str to ndarray of shape (n_params,)
-        Keys, in order: ``"name"``, ``"mean"``, ``"sd"`` (``ddof=1``), one key per
-        quantile (``"q5"``, ``"q50"``, ``"q95"`` by default), ``"ess_bulk"``,
-        ``"ess_tail"``, ``"rhat"``. ESS and R-hat are NaN for a constant
-        parameter (see :func:`effective_sample_size`).
+        Keys, in order: ``"name"``, ``"mean"``, ``"sd"`` (``ddof=1``), one key per quantile
+        (``"q5"``, ``"q50"``, ``"q95"`` by default), ``"ess_bulk"``, ``"ess_tail"``, ``"rhat"``.
+        ESS and R-hat are NaN for a constant parameter (see :func:`effective_sample_size`).
 
     See Also
     --------

@@ -164,10 +164,9 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
         Parameters
         ----------
         n_samples : int, default=None
-            Number of draws.  ``None`` returns every stored draw (all chains
-            pooled, chain-major).  Otherwise draws are picked from the stored
-            ones without replacement when ``n_samples`` <= stored, with
-            replacement above.
+            Number of draws.  ``None`` returns every stored draw (all chains pooled, chain-major).
+            Otherwise draws are picked from the stored ones without replacement when ``n_samples``
+            <= stored, with replacement above.
         random_state : int, RandomState instance or None, default=None
             Seed of the pick.
 

@@ -10,35 +10,29 @@ default=see signature
     subsampling : str or strategy object, default=see signature
         Gradient estimator, a string shortcut or an object from
         :mod:`skbayes_sg.subsampling` (e.g. ``ControlVariates()``).  The GLM
-        default ``"preferential_cv"`` (control variates at the mode, rows drawn
-        by their gradient-difference bound) had the smallest gradient noise at
-        equal cost on every benchmark set and passes the exact-posterior check
-        where plain ``"control_variates"`` must take small steps
-        (``benchmarks/README.md``).
+        default ``"preferential_cv"`` (control variates at the mode, rows drawn by their
+        gradient-difference bound) had the smallest gradient noise at equal cost on every benchmark
+        set and passes the exact-posterior check where plain ``"control_variates"`` must take small
+        steps (``benchmarks/README.md``).
     batch_size : int or "auto", default=see signature
-        Minibatch size ``b`` (clipped to the number of samples).  ``"auto"``
-        (the GLM default, with ``step_size="auto"``): start at 100 and double,
-        up to 1600, while the measured gradient noise holds the automatic step
-        below half its noise-free value
-        (``auto_batch_size`` in :mod:`skbayes_sg.estimators._tuning`; each doubling rebuilds
-        the strategy and re-measures the noise).  Where the noise binds, the
-        step and so the mixing per step grow like ``b``: noisy problems get more
-        gradient evaluations per step, well-conditioned ones stay at 100.  The
-        batch used is ``diagnostics_["batch_size"]``.  With a numeric
-        ``step_size``, HMC or an exact strategy it is 100.
+        Minibatch size ``b`` (clipped to the number of samples).  ``"auto"`` (the GLM default,
+        with ``step_size="auto"``): start at 100 and double, up to 1600, while the measured
+        gradient noise holds the automatic step below half its noise-free value
+        (``auto_batch_size`` in :mod:`skbayes_sg.estimators._tuning`; each doubling rebuilds the
+        strategy and re-measures the noise).  Where the noise binds, the step and so the mixing
+        per step grow like ``b``: noisy problems get more gradient evaluations per step,
+        well-conditioned ones stay at 100.  The batch used is ``diagnostics_["batch_size"]``.
+        With a numeric ``step_size``, HMC or an exact strategy it is 100.
     step_size : float or "auto", default="auto"
-        Step ``h`` in preconditioned units (SGLD drift ``h/2``; the momentum
-        samplers use ``h`` in both updates).  ``"auto"``: the largest step
-        whose stationary variance on the Laplace-whitened Gaussian, with the
-        gradient noise measured on a pilot (95% quantile over coordinates),
-        is within 5% of exact, capped at
-        0.5 (:mod:`skbayes_sg.estimators._tuning`); for ``"hmc"`` the
-        initial step of dual averaging.
+        Step ``h`` in preconditioned units (SGLD drift ``h/2``; the momentum samplers use ``h`` in
+        both updates).  ``"auto"``: the largest step whose stationary variance on the
+        Laplace-whitened Gaussian, with the gradient noise measured on a pilot (95% quantile over
+        coordinates), is within 5% of exact, capped at 0.5 (:mod:`skbayes_sg.estimators._tuning`);
+        for ``"hmc"`` the initial step of dual averaging.
     preconditioner : {"auto", "laplace", "diagonal"} or None, default="auto"
-        Constant preconditioner / inverse mass matrix from the Laplace
-        approximation at the mode: ``"laplace"`` dense, ``"diagonal"`` inverse
-        diagonal curvature, ``"auto"`` dense for GLMs up to 500 parameters and
-        diagonal otherwise, ``None`` off.
+        Constant preconditioner / inverse mass matrix from the Laplace approximation at the mode:
+        ``"laplace"`` dense, ``"diagonal"`` inverse diagonal curvature, ``"auto"`` dense for GLMs
+        up to 500 parameters and diagonal otherwise, ``None`` off.
     n_warmup : int, default=see signature
         Steps per chain discarded as warm-up.
     n_draws : int, default=see signature
@@ -57,12 +51,11 @@ default=see signature
         and its minibatches -- see :mod:`skbayes_sg.utils._random`), so each
         consumer's draws are independent of the others'.
     verbose : int, default=0
-        Progress on stdout.  ``0``: silent (the sampling loop pays nothing).
-        ``1``: one line after the preprocessing; per phase (warm-up, sampling)
-        and chain group about ten lines with the chain ids, steps done, rate
-        (steps/s), elapsed time and ETA; one line at the end with the cost and
-        the worst R-hat / ESS.  ``2``: a line per block of steps (up to 256)
-        and the preprocessing details.
+        Progress on stdout.  ``0``: silent (the sampling loop pays nothing).  ``1``: one line after
+        the preprocessing; per phase (warm-up, sampling) and chain group about ten lines with the
+        chain ids, steps done, rate (steps/s), elapsed time and ETA; one line at the end with the
+        cost and the worst R-hat / ESS.  ``2``: a line per block of steps (up to 256) and the
+        preprocessing details.
 """
 
 COMMON_ATTRIBUTES = """\
@@ -75,16 +68,14 @@ COMMON_ATTRIBUTES = """\
     prior_ : object
         The frozen prior (``value``/``grad`` of ``-log p(theta)``).
     preprocessing_ : dict
-        What the preprocessing produced: ``"preprocessing_grad_evals"``,
-        ``"curvature"``, ``"gradient_noise"``, ``"batch_size"``, and the
-        subsampling strategy's own outputs under the keys its docstring lists
-        (e.g. ``"n_strata"``, ``"subsampling_weights"``,
+        What the preprocessing produced: ``"preprocessing_grad_evals"``, ``"curvature"``,
+        ``"gradient_noise"``, ``"batch_size"``, and the subsampling strategy's own outputs under
+        the keys its docstring lists (e.g. ``"n_strata"``, ``"subsampling_weights"``,
         ``"compression_ratio"``).  Rebuilt by every ``fit``.
     diagnostics_ : dict
-        ``"ess"`` / ``"ess_tail"`` (bulk / tail ESS per parameter), ``"rhat"``
-        (rank-normalised split R-hat), ``"step_size"``, ``"n_grad_evals"``
-        (preprocessing included), ``"data_passes"``,
-        ``"preprocessing_seconds"``, ``"sampling_seconds"`` and more.
+        ``"ess"`` / ``"ess_tail"`` (bulk / tail ESS per parameter), ``"rhat"`` (rank-normalised
+        split R-hat), ``"step_size"``, ``"n_grad_evals"`` (preprocessing included),
+        ``"data_passes"``, ``"preprocessing_seconds"``, ``"sampling_seconds"`` and more.
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -93,11 +84,10 @@ COMMON_ATTRIBUTES = """\
 
 REPORT_NOTES = """\
     After ``fit``, :meth:`summary` reports the posterior per parameter group
-    (mean, sd, quantiles, bulk/tail ESS, split R-hat), the cost and, in plain
-    words, any convergence problem; :meth:`stein_discrepancy` measures the
-    draws against the exact posterior's score on the training data (no
-    reference run needed); :meth:`to_inference_data` exports the draws to
-    ArviZ (optional dependency).
+    (mean, sd, quantiles, bulk/tail ESS, split R-hat), the cost and, in plain words, any
+    convergence problem; :meth:`stein_discrepancy` measures the draws against the exact posterior's
+    score on the training data (no reference run needed); :meth:`to_inference_data` exports the
+    draws to ArviZ (optional dependency).
 """
 
 REFERENCES = """\
@@ -106,8 +96,7 @@ REFERENCES = """\
     Welling, M. and Teh, Y. W. (2011). Bayesian learning via stochastic
     gradient Langevin dynamics. ICML.
 
-    Chen, T., Fox, E. and Guestrin, C. (2014). Stochastic gradient
-    Hamiltonian Monte Carlo. ICML.
+    Chen, T., Fox, E. and Guestrin, C. (2014). Stochastic gradient Hamiltonian Monte Carlo. ICML.
 
     Ding, N., Fang, Y., Babbush, R., Chen, C., Skeel, R. D. and Neven, H.
     (2014). Bayesian sampling using stochastic gradient thermostats. NeurIPS.
@@ -121,13 +110,11 @@ REFERENCES = """\
     Fu, T. and Zhang, Z. (2017). CPSG-MCMC: Clustering-based preprocessing
     method for stochastic gradient MCMC. AISTATS.
 
-    Chen, C., Wang, W., Zhang, Y., Su, Q. and Carin, L. (2017). A convergence
-    analysis for a class of practical variance-reduction stochastic gradient
-    MCMC. arXiv:1709.01180.
+    Chen, C., Wang, W., Zhang, Y., Su, Q. and Carin, L. (2017). A convergence analysis for a class
+    of practical variance-reduction stochastic gradient MCMC. arXiv:1709.01180.
 
-    Li, R., Wang, X., Zha, H. and Tao, M. (2020). Improving sampling accuracy
-    of stochastic gradient MCMC methods via non-uniform subsampling of
-    gradients. arXiv:2002.08949.
+    Li, R., Wang, X., Zha, H. and Tao, M. (2020). Improving sampling accuracy of stochastic
+    gradient MCMC methods via non-uniform subsampling of gradients. arXiv:2002.08949.
 
     Song, Q. (2022). Approximate inference via clustering.
 
@@ -138,6 +125,5 @@ REFERENCES = """\
     (2021). Rank-normalization, folding, and localization: an improved R-hat
     for assessing convergence of MCMC. Bayesian Analysis 16(2).
 
-    Gorham, J. and Mackey, L. (2017). Measuring sample quality with kernels.
-    ICML.
+    Gorham, J. and Mackey, L. (2017). Measuring sample quality with kernels. ICML.
 """

@@ -1,9 +1,8 @@
 """The steps of ``fit`` between validated data and stored draws.
 
-``prepare`` runs the preprocessing (mode, Laplace approximation, the
-strategy's own preprocessing, tuning) and returns one :class:`Prepared`
-record; ``sample`` runs the chains, serially or in joblib workers.  Both are
-plain functions so the estimator classes stay small.
+``prepare`` runs the preprocessing (mode, Laplace approximation, the strategy's own preprocessing,
+tuning) and returns one :class:`Prepared` record; ``sample`` runs the chains, serially or in joblib
+workers.  Both are plain functions so the estimator classes stay small.
 """
 
 import time
@@ -59,10 +58,9 @@ def prepare(posterior, sampler, strategy, *, batch_size, step_size, precondition
             streams, dispersion=1.0):
     """Mode, Laplace approximation, preconditioner, gradient estimator, tuning, start points.
 
-    BLAS runs on one thread: the work is a long series of small products
-    over row chunks, which gain little from a second thread, and with the
-    other core busy (joblib chains, another job) a two-thread ``(A * c).T @ A``
-    on an 8192 x 51 chunk took 0.17 s instead of 1.6 ms -- the Newton
+    BLAS runs on one thread: the work is a long series of small products over row chunks, which
+    gain little from a second thread, and with the other core busy (joblib chains, another job) a
+    two-thread ``(A * c).T @ A`` on an 8192 x 51 chunk took 0.17 s instead of 1.6 ms -- the Newton
     Hessians of a 10^6-row fit went from under 2 s to 36 s.
     """
     with threadpool_limits(1, user_api="blas"):
@@ -88,11 +86,10 @@ _MAX_RETRIES, _RETRY_FACTOR = 3, 0.25
 def sample_with_retries(sampler, prep, streams, *, auto, **kwargs):
     """:func:`sample`; with ``step_size="auto"``, retry smaller steps on divergence.
 
-    A chain that diverges during warm-up with the automatic step restarts
-    all chains with the step multiplied by 0.25 and fresh chain streams
-    (``streams.retry(k)``, so still reproducible), at most three times;
-    ``info["step_size_retries"]`` records how many.  With a user-given step,
-    or after the retries, the :class:`DivergenceError` propagates.
+    A chain that diverges during warm-up with the automatic step restarts all chains with the step
+    multiplied by 0.25 and fresh chain streams (``streams.retry(k)``, so still reproducible), at
+    most three times; ``info["step_size_retries"]`` records how many.  With a user-given step, or
+    after the retries, the :class:`DivergenceError` propagates.
     """
     noise, index, step = streams.noise, streams.index, prep.tuning.step_size
     for retry in range(_MAX_RETRIES + 1):
@@ -122,9 +119,8 @@ def sample(sampler, prep, noise, index, step, *, n_warmup, n_draws, thin, n_jobs
            progress=None):
     """Run all chains; with ``n_jobs`` > 1 chain groups go to joblib workers.
 
-    Chain ``c`` uses only its own streams ``noise[c]``, ``index[c]``, so draws
-    do not depend on ``n_jobs``.  Returns ``(draws (C, n_draws, p),
-    n_grad_evals, step_sizes, info, seconds)``.
+    Chain ``c`` uses only its own streams ``noise[c]``, ``index[c]``, so draws do not depend on
+    ``n_jobs``.  Returns ``(draws (C, n_draws, p), n_grad_evals, step_sizes, info, seconds)``.
     """
     C = prep.theta0.shape[0]
     n_groups = min(C, effective_n_jobs(n_jobs))

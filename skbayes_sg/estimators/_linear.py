@@ -26,16 +26,14 @@ class BayesianLinearRegression(RegressorMixin, _BaseSGMCMC):
     Parameters
     ----------
     prior_scale : float, default=1.0
-        Standard deviation of the Gaussian prior on every weight, in the units
-        of ``y`` per unit of X.  The estimator does not rescale: standardize X
-        (``StandardScaler``) and y (``TransformedTargetRegressor``) or set
-        ``prior_scale`` in the target's units.  The intercept gets a broad
-        prior ``N(0, (10 (|mean y| + sd y + prior_scale))^2)``.
+        Standard deviation of the Gaussian prior on every weight, in the units of ``y`` per unit of
+        X.  The estimator does not rescale: standardize X (``StandardScaler``) and y
+        (``TransformedTargetRegressor``) or set ``prior_scale`` in the target's units.  The
+        intercept gets a broad prior ``N(0, (10 (|mean y| + sd y + prior_scale))^2)``.
     noise_std : float or None, default=None
-        Noise standard deviation; ``None`` infers it: ``log noise_std`` is
-        sampled under the weakly informative conjugate-style prior
-        ``noise_std^2 ~ InvGamma(1, 0.01 var(y))`` (two pseudo-observations
-        with 1% of the target's variance; it keeps the posterior proper and
+        Noise standard deviation; ``None`` infers it: ``log noise_std`` is sampled under the weakly
+        informative conjugate-style prior ``noise_std^2 ~ InvGamma(1, 0.01 var(y))`` (two
+        pseudo-observations with 1% of the target's variance; it keeps the posterior proper and
         funnel-free even when y is an exact linear function of X).
     fit_intercept : bool, default=True
         Whether to fit an intercept.
@@ -57,18 +55,14 @@ class BayesianLinearRegression(RegressorMixin, _BaseSGMCMC):
 
     Notes
     -----
-    With ``noise_std`` fixed the posterior is Gaussian,
-    ``Sigma = (X1'X1 / sigma^2 + P)^-1``, ``mu = Sigma X1'y / sigma^2``; the
-    test-suite checks the sampler's draws against it.  The default
-    ``preferential_cv`` (control variates at the mode, rows drawn in
-    proportion to their gradient-difference bound) passes that check on
-    diabetes, cadata and casp, where plain ``control_variates`` has to take
-    small steps because a heavy-tailed feature carries most of its noise.
-    ``predict(X,
-    return_std=True)`` is the posterior-predictive sd (parameter uncertainty
-    plus noise, like ``BayesianRidge``); unlike ``BayesianRidge`` the draws
-    also give the intercept's and the noise level's uncertainty
-    (``sample_posterior()["intercept"]``).
+    With ``noise_std`` fixed the posterior is Gaussian, ``Sigma = (X1'X1 / sigma^2 + P)^-1``,
+    ``mu = Sigma X1'y / sigma^2``; the test-suite checks the sampler's draws against it.  The
+    default ``preferential_cv`` (control variates at the mode, rows drawn in proportion to their
+    gradient-difference bound) passes that check on diabetes, cadata and casp, where plain
+    ``control_variates`` has to take small steps because a heavy-tailed feature carries most of its
+    noise.  ``predict(X, return_std=True)`` is the posterior-predictive sd (parameter uncertainty
+    plus noise, like ``BayesianRidge``); unlike ``BayesianRidge`` the draws also give the
+    intercept's and the noise level's uncertainty (``sample_posterior()["intercept"]``).
 
 {REPORT_NOTES}
 {REFERENCES}

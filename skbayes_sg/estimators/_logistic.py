@@ -14,10 +14,9 @@ __all__ = ["BayesianLogisticRegression"]
 class BayesianLogisticRegression(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC):
     __doc__ = f"""Bayesian logistic regression sampled by stochastic-gradient MCMC.
 
-    Binary (sigmoid) or multiclass (softmax over ``K`` weight rows) logistic
-    regression with a Gaussian prior; ``fit`` finds the mode by L-BFGS, builds
-    the Laplace preconditioner, and draws posterior samples.  Predictions
-    average over all draws.
+    Binary (sigmoid) or multiclass (softmax over ``K`` weight rows) logistic regression with a
+    Gaussian prior; ``fit`` finds the mode by L-BFGS, builds the Laplace preconditioner, and draws
+    posterior samples.  Predictions average over all draws.
 
     Parameters
     ----------
@@ -46,15 +45,13 @@ class BayesianLogisticRegression(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC)
     Notes
     -----
     Binary: ``f_i = log(1 + exp(-t_i z_i))``, ``t_i = ±1``; multiclass:
-    ``f_i = -log softmax(W x_i + b)[y_i]`` (log-sum-exp, no overflow).  The
-    defaults -- ``sghmc`` with ``preferential_cv`` (control variates at the
-    mode, rows drawn in proportion to their gradient-difference bound), Laplace
-    preconditioning, ``step_size="auto"`` -- give an accurate posterior with a
-    small minibatch: control-variate noise vanishes near the mode, preferential
-    sampling removes most of what is left (a several times larger automatic
-    step than plain control variates, for one extra data pass; see
-    ``benchmarks/results/exact_posterior.md``), and the preconditioner makes
-    every direction equally easy.
+    ``f_i = -log softmax(W x_i + b)[y_i]`` (log-sum-exp, no overflow).  The defaults -- ``sghmc``
+    with ``preferential_cv`` (control variates at the mode, rows drawn in proportion to their
+    gradient-difference bound), Laplace preconditioning, ``step_size="auto"`` -- give an accurate
+    posterior with a small minibatch: control-variate noise vanishes near the mode, preferential
+    sampling removes most of what is left (a several times larger automatic step than plain control
+    variates, for one extra data pass; see ``benchmarks/results/exact_posterior.md``), and the
+    preconditioner makes every direction equally easy.
 
 {REPORT_NOTES}
 {REFERENCES}

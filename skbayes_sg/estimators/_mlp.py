@@ -49,20 +49,17 @@ class BayesianMLPClassifier(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC):
 
     Notes
     -----
-    Defaults: ``sgnht`` on ``uniform`` minibatches of 100 with the diagonal
-    Fisher preconditioner and the auto step; 2 chains of 100 draws thinned
-    by 10 after 1000 warm-up steps.  The thermostat absorbs the large,
-    unknown minibatch noise of a network's gradient, so its accurate step is
-    about 40x larger than SGHMC's (digits, one hidden layer of 32: test
-    log-loss 0.22 vs 0.25, accuracy 0.97 vs 0.94).  For a 784-100-10 network (79,510
-    parameters) the stored draws take ``2 x 100 x 79,510 x 8`` bytes, about
-    127 MB; choose ``n_chains * n_draws`` with this in mind.  The posterior
-    of a neural network is multimodal and weakly identified: chains started
-    near the optimiser's solution drift to different regions, so per-weight
-    R-hat rarely approaches 1 and a ``ConvergenceWarning`` says so; the
-    predictions average over all chains.  :meth:`summary` stays fast for
-    large layers: it prints the five weights with the highest R-hat per
-    large group and reuses the ESS and R-hat computed in ``fit``.
+    Defaults: ``sgnht`` on ``uniform`` minibatches of 100 with the diagonal Fisher preconditioner
+    and the auto step; 2 chains of 100 draws thinned by 10 after 1000 warm-up steps.  The
+    thermostat absorbs the large, unknown minibatch noise of a network's gradient, so its
+    accurate step is about 40x larger than SGHMC's (digits, one hidden layer of 32: test log-loss
+    0.22 vs 0.25, accuracy 0.97 vs 0.94).  For a 784-100-10 network (79,510 parameters) the
+    stored draws take ``2 x 100 x 79,510 x 8`` bytes, about 127 MB; choose ``n_chains * n_draws``
+    with this in mind.  The posterior of a neural network is multimodal and weakly identified:
+    chains started near the optimiser's solution drift to different regions, so per-weight R-hat
+    rarely approaches 1 and a ``ConvergenceWarning`` says so; the predictions average over all
+    chains.  :meth:`summary` stays fast for large layers: it prints the five weights with the
+    highest R-hat per large group and reuses the ESS and R-hat computed in ``fit``.
 
 {REPORT_NOTES}
 {REFERENCES}

@@ -25,9 +25,8 @@ def convergence_warnings(columns, diagnostics, hint=""):
     Returns
     -------
     warnings : list of str
-        The problems of :func:`skbayes_sg.diagnostics.convergence_problems`
-        (the same judgement ``fit`` makes), step-size retries and HMC
-        divergences; empty when none were found.
+        The problems of :func:`skbayes_sg.diagnostics.convergence_problems` (the same judgement
+        ``fit`` makes), step-size retries and HMC divergences; empty when none were found.
     """
     out = list(convergence_problems(columns["rhat"], columns["ess_bulk"], columns["ess_tail"],
                                     hint))

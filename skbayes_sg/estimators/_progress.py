@@ -1,11 +1,10 @@
 """Plain progress lines for ``verbose``: phase, chains, steps, rate and ETA.
 
-``verbose=0`` is silent: :func:`make_progress` returns None and the sampling
-loop pays nothing.  ``verbose=1`` prints, per phase (warm-up, sampling) and
-chain group, about ten lines (one per 10% of the steps) plus one line after
-the preprocessing and one at the end of ``fit``.  ``verbose>=2`` prints a line
-after every block of steps and more detail on the preprocessing.  The
-callback runs once per block of up to 256 steps, never per step.
+``verbose=0`` is silent: :func:`make_progress` returns None and the sampling loop pays nothing.
+``verbose=1`` prints, per phase (warm-up, sampling) and chain group, about ten lines (one per 10%
+of the steps) plus one line after the preprocessing and one at the end of ``fit``.  ``verbose>=2``
+prints a line after every block of steps and more detail on the preprocessing.  The callback runs
+once per block of up to 256 steps, never per step.
 """
 
 import sys
@@ -76,9 +75,9 @@ class Progress:
         rate = done / max(seconds, 1e-9)
         eta = (total - done) / rate if rate > 0 else float("nan")
         pct = 100 * done // max(total, 1)
-        self.write(f"{chain_label(chains)} | {phase:<8} {pct:3d}% {done:>{len(str(total))}}/{total}"
-                   f" steps | {rate:,.0f} steps/s | elapsed {format_seconds(seconds)}"
-                   f" | ETA {format_seconds(eta)}")
+        self.write(f"{chain_label(chains)} | {phase:<8} {pct:3d}% "
+                   f"{done:>{len(str(total))}}/{total} steps | {rate:,.0f} steps/s"
+                   f" | elapsed {format_seconds(seconds)} | ETA {format_seconds(eta)}")
 
     def preprocessed(self, info, seconds, step_size, n_chains):
         """One line after the preprocessing (more with ``verbose>=2``)."""

@@ -76,10 +76,9 @@ class _ReportMixin:
         Returns
         -------
         summary : PosteriorSummary
-            ``str(summary)`` is a plain-text report; ``summary["coef"]["sd"]``
-            is an array shaped like ``coef_``; ``summary.cost`` and
-            ``summary.warnings`` hold the cost and the warnings in plain words.
-            Moments and quantiles pool all chains; ESS and R-hat are the
+            ``str(summary)`` is a plain-text report; ``summary["coef"]["sd"]`` is an array shaped
+            like ``coef_``; ``summary.cost`` and ``summary.warnings`` hold the cost and the
+            warnings in plain words.  Moments and quantiles pool all chains; ESS and R-hat are the
             rank-normalised bulk/tail ESS and split R-hat of
             :func:`skbayes_sg.diagnostics.summarize`.
         """
@@ -121,10 +120,9 @@ class _ReportMixin:
     def stein_discrepancy(self, X, y, n_draws=500, random_state=0, c=1.0):
         """Kernel Stein discrepancy of the stored draws (smaller is better).
 
-        Measures how far the draws are from the exact posterior without a
-        reference run: only the score ``-grad U(theta)`` at each draw is
-        needed.  ``X, y`` must be the training data exactly as the estimator
-        saw it (after any ``Pipeline`` transforms).
+        Measures how far the draws are from the exact posterior without a reference run: only the
+        score ``-grad U(theta)`` at each draw is needed.  ``X, y`` must be the training data
+        exactly as the estimator saw it (after any ``Pipeline`` transforms).
 
         Parameters
         ----------

@@ -2,24 +2,20 @@
 
 The step-size rule
 ------------------
-After preconditioning, the posterior near the mode is approximately
-``N(0, diag(1/lam_j))`` with curvatures ``lam_j`` in ``[lam_min, lam_max]``
-(all 1 for an exact Laplace preconditioner), and the gradient estimate has
-noise of variance ``nu`` per whitened coordinate (measured on a pilot of a
-few estimates at Laplace draws -- the 95% quantile over coordinates, so the
-noisiest directions stay accurate; 0 for the exact gradient).  Each SG
-sampler's recursion on ``U = lam u^2/2`` is linear-Gaussian, so its
-stationary variance ``v(h)`` is known in closed form
-(``sampler.stationary_variance``).  :func:`auto_step_size` returns the
-largest ``h`` on a geometric grid such that ``lam v(h')`` is within ``tol``
-(default 5%) of 1 at ``lam_max`` and ``lam_min`` for every grid step
-``h' <= h`` (errors of opposite sign must not cancel by luck at one large
-step) -- so the step shrinks automatically as the gradient noise grows
-(``N/b`` large without control variates), and stays large when control
-variates make the noise small.  The result is capped at ``max_step``
-(default 0.5: beyond it the mixing gain is small and the Gaussian
-approximation of the posterior matters more).  HMC adapts its own step
-(``sampler.adapts_step_size``) and starts from ``1 / sqrt(lam_max)``.
+After preconditioning, the posterior near the mode is approximately ``N(0, diag(1/lam_j))`` with
+curvatures ``lam_j`` in ``[lam_min, lam_max]`` (all 1 for an exact Laplace preconditioner), and the
+gradient estimate has noise of variance ``nu`` per whitened coordinate (measured on a pilot of a
+few estimates at Laplace draws -- the 95% quantile over coordinates, so the noisiest directions
+stay accurate; 0 for the exact gradient).  Each SG sampler's recursion on ``U = lam u^2/2`` is
+linear-Gaussian, so its stationary variance ``v(h)`` is known in closed form
+(``sampler.stationary_variance``).  :func:`auto_step_size` returns the largest ``h`` on a geometric
+grid such that ``lam v(h')`` is within ``tol`` (default 5%) of 1 at ``lam_max`` and ``lam_min`` for
+every grid step ``h' <= h`` (errors of opposite sign must not cancel by luck at one large step) --
+so the step shrinks automatically as the gradient noise grows (``N/b`` large without control
+variates), and stays large when control variates make the noise small.  The result is capped at
+``max_step`` (default 0.5: beyond it the mixing gain is small and the Gaussian approximation of the
+posterior matters more).  HMC adapts its own step (``sampler.adapts_step_size``) and starts from
+``1 / sqrt(lam_max)``.
 """
 
 from dataclasses import dataclass
@@ -69,14 +65,13 @@ def auto_batch_size(sampler, lam_max, nu, batch_size, max_batch, *, lam_min=None
                     min_fraction=0.5):
     """Smallest ``b = batch_size * 2^k <= max_batch`` whose auto step is not noise-bound.
 
-    ``nu`` is the gradient noise measured at ``batch_size``; at ``b`` it is
-    taken as ``nu * batch_size / b`` (minibatch noise falls like ``1/b``).
-    Returns the first ``b`` whose whitened :func:`auto_step_size` is at least
-    ``min_fraction`` of the noise-free step, else ``max_batch``.  Where the
-    gradient noise dominates, the step, hence the mixing per step, grows like
-    ``b``, so a fixed number of steps buys more effective draws for
-    proportionally more gradient evaluations; once the step nears its
-    noise-free value extra rows are wasted, which is where this stops.
+    ``nu`` is the gradient noise measured at ``batch_size``; at ``b`` it is taken as
+    ``nu * batch_size / b`` (minibatch noise falls like ``1/b``).  Returns the first ``b`` whose
+    whitened :func:`auto_step_size` is at least ``min_fraction`` of the noise-free step, else
+    ``max_batch``.  Where the gradient noise dominates, the step, hence the mixing per step, grows
+    like ``b``, so a fixed number of steps buys more effective draws for proportionally more
+    gradient evaluations; once the step nears its noise-free value extra rows are wasted, which is
+    where this stops.
     """
     def step(noise):  # whitened units, without pSGLD's rescaling
         h = auto_step_size(sampler, lam_max, noise, lam_min=lam_min)
@@ -99,10 +94,9 @@ def _curvature(posterior, laplace, precond, rng):
 def tune(sampler, strategy, posterior, laplace, precond, *, batch_size, step_size, streams):
     """Build the gradient estimator, measure, pick the batch and the step.
 
-    The estimator is built at ``batch_size`` (``AUTO_BATCH`` for ``"auto"``,
-    at most ``N``); with ``batch_size="auto"`` (and the automatic step of an
-    SG sampler) it is rebuilt once at the batch :func:`auto_batch_size`
-    picks, the cost of both builds and pilots counted.
+    The estimator is built at ``batch_size`` (``AUTO_BATCH`` for ``"auto"``, at most ``N``); with
+    ``batch_size="auto"`` (and the automatic step of an SG sampler) it is rebuilt once at the
+    batch :func:`auto_batch_size` picks, the cost of both builds and pilots counted.
 
     Returns
     -------

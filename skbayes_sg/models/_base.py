@@ -32,9 +32,8 @@ form below), ``exact_hessian`` (``hessian`` is implemented) and
 ``random_init`` (the mode search starts from ``init_position(rng)``: the MLP),
 ``is_regression`` and ``n_outputs`` (classes, or 1 for regression).
 
-GLMs (``is_glm = True``) also expose the linear-predictor form used by control
-variates to store the anchor as scalars (one gradient evaluation per example
-per step instead of two):
+GLMs (``is_glm = True``) also expose the linear-predictor form used by control variates to store
+the anchor as scalars (one gradient evaluation per example per step instead of two):
 
 ``response(theta, X, y)``             ``(C, b)`` or ``(C, b, K)``: d f_i / d z_i.
 ``grad_from_response(r, X, weight)``  ``(C, p)``: sum_i w_i r_i (x) [x_i, 1].
@@ -88,10 +87,9 @@ class GaussianPrior:
 class NoisePrior(GaussianPrior):
     """Gaussian prior on the weights, ``sigma^2 ~ InvGamma(a, b)`` on the noise.
 
-    The noise enters theta as ``theta_k = log sigma`` (``precision_k`` should
-    be 0).  In that coordinate, with the Jacobian,
-    ``f_0 += 2 a theta_k + b exp(-2 theta_k)``: like ``2a`` pseudo-observations
-    with residual variance ``b / a``.  It keeps sigma away from 0, so a target
+    The noise enters theta as ``theta_k = log sigma`` (``precision_k`` should be 0).  In that
+    coordinate, with the Jacobian, ``f_0 += 2 a theta_k + b exp(-2 theta_k)``: like ``2a``
+    pseudo-observations with residual variance ``b / a``.  It keeps sigma away from 0, so a target
     that X fits exactly still has a proper posterior without a funnel.
     """
 
@@ -117,9 +115,8 @@ class NoisePrior(GaussianPrior):
 def as_float64(X):
     """``X`` as float64 (no copy when it already is).
 
-    Products of float64 parameters with a float32 ``X`` take numpy's
-    mixed-type path, about 10x slower than casting first (0.63 ms vs
-    0.12 ms for ``W @ X.T`` on an 8192 x 50 chunk).
+    Products of float64 parameters with a float32 ``X`` take numpy's mixed-type path, about 10x
+    slower than casting first (0.63 ms vs 0.12 ms for ``W @ X.T`` on an 8192 x 50 chunk).
     """
     return X if X.dtype == np.float64 else X.astype(np.float64)
 

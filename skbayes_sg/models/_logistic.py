@@ -21,9 +21,8 @@ class LogisticModel(Likelihood):
     n_features : int
         Number of input features ``d``.
     n_classes : int
-        Number of classes ``K >= 2``.  ``K == 2`` uses one weight row and
-        targets ``t`` in {-1., +1.}; ``K > 2`` a full softmax with ``K`` rows
-        and integer targets 0..K-1.
+        Number of classes ``K >= 2``.  ``K == 2`` uses one weight row and targets ``t`` in
+        {-1., +1.}; ``K > 2`` a full softmax with ``K`` rows and integer targets 0..K-1.
     fit_intercept : bool, default=True
         When False the intercept is not part of ``theta``; :meth:`unpack`
         still returns zero intercepts so that shapes stay constant.
@@ -88,9 +87,8 @@ class LogisticModel(Likelihood):
     def _z(self, theta, X):
         """Linear predictor: ``(C, b)`` (binary) or class-major ``(C, K, b)`` (softmax).
 
-        The softmax logits are kept class-major so that reductions over the
-        classes run over a middle axis (contiguous rows), which is markedly
-        faster than reducing a short last axis.
+        The softmax logits are kept class-major so that reductions over the classes run over a
+        middle axis (contiguous rows), which is markedly faster than reducing a short last axis.
         """
         nw = self._nw
         if self._rows == 1:

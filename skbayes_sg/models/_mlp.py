@@ -57,15 +57,13 @@ class MLPModel(Likelihood):
     activation : {"relu", "tanh", "logistic"}, default="relu"
         Hidden-layer activation (a key of :data:`ACTIVATIONS`).
     fit_intercept : bool, default=True
-        When False no layer has a bias in ``theta``; :meth:`unpack` still
-        returns zero intercepts.
+        When False no layer has a bias in ``theta``; :meth:`unpack` still returns zero intercepts.
 
     Attributes
     ----------
     n_params : int
-        Length ``p`` of ``theta``: for each layer ``l``, ``coef_l`` of shape
-        ``(n_in, n_out)`` (sklearn ``coefs_[l]``) row-major, then
-        ``intercept_l (n_out,)``.
+        Length ``p`` of ``theta``: for each layer ``l``, ``coef_l`` of shape ``(n_in, n_out)``
+        (sklearn ``coefs_[l]``) row-major, then ``intercept_l (n_out,)``.
 
     Notes
     -----

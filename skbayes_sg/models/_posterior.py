@@ -1,9 +1,8 @@
 """The records that flow through ``fit``: the posterior and its Laplace approximation.
 
-Both are small frozen dataclasses, built once per fit and never mutated:
-``Posterior`` is what is sampled (model, prior, data, row multiplicities),
-``Laplace`` the Gaussian approximation at its mode.  Every layer above the
-models takes them as arguments instead of loose tuples.
+Both are small frozen dataclasses, built once per fit and never mutated: ``Posterior`` is what is
+sampled (model, prior, data, row multiplicities), ``Laplace`` the Gaussian approximation at its
+mode.  Every layer above the models takes them as arguments instead of loose tuples.
 """
 
 from dataclasses import dataclass, replace

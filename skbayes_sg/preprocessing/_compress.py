@@ -1,12 +1,11 @@
 """Centroid compression of the data (approximate inference via clustering, seed 003).
 
-The clustering is a vectorised *bisecting 2-means*: starting from one cluster
-per group, every round splits the chosen clusters at once -- seeds are the
-row farthest from the centroid and the row farthest from that one, followed
-by ``n_refine`` Lloyd steps of 2-means inside each cluster -- until every
-cluster's radius ``max_i ||z_i - mu_j||`` is at most ``radius`` (or the
-widest clusters have been split until there are ``n_clusters``).  Rows are
-visited in chunks, so memory beyond the data is ``O(N)`` integers and floats.
+The clustering is a vectorised *bisecting 2-means*: starting from one cluster per group, every
+round splits the chosen clusters at once -- seeds are the row farthest from the centroid and the
+row farthest from that one, followed by ``n_refine`` Lloyd steps of 2-means inside each cluster --
+until every cluster's radius ``max_i ||z_i - mu_j||`` is at most ``radius`` (or the widest clusters
+have been split until there are ``n_clusters``).  Rows are visited in chunks, so memory beyond the
+data is ``O(N)`` integers and floats.
 """
 
 import time
@@ -24,10 +23,9 @@ __all__ = ["Compression", "compress"]
 class Compression:
     """Result of :func:`compress`.
 
-    ``centroids (c, D)`` weighted means, ``counts (c,)`` multiplicities
-    ``n_j`` (sums of row weights), ``groups (c,)`` the group of each cluster
-    (None without groups), ``radii (c,)``, ``labels (N,)``, ``n_rounds``,
-    ``seconds``.
+    ``centroids (c, D)`` weighted means, ``counts (c,)`` multiplicities ``n_j`` (sums of row
+    weights), ``groups (c,)`` the group of each cluster (None without groups), ``radii (c,)``,
+    ``labels (N,)``, ``n_rounds``, ``seconds``.
     """
 
     centroids: np.ndarray

@@ -49,8 +49,7 @@ def laplace_at(posterior, mode, kind="auto", hessian=None):
     -------
     laplace : Laplace
     n_grad_evals : int
-        Per-example second-order evaluations (one pass, or 0 when
-        ``hessian`` was given).
+        Per-example second-order evaluations (one pass, or 0 when ``hessian`` was given).
     """
     if uses_dense(posterior, kind):
         evals = 0 if hessian is not None else posterior.n_rows
@@ -71,11 +70,10 @@ def whitened_curvature(hessian, precond):
 def mode_shift(posterior, laplace):
     """Distance, in Laplace sds, from ``laplace.mode`` to the mode of ``posterior``.
 
-    ``laplace`` belongs to another potential (the full data) and
-    ``posterior`` is an approximation of it (centroids).  One Newton step on
-    its potential from that mode, ``delta = -H~^-1 grad U~(theta_hat)`` (``H~``
-    its dense Hessian when :func:`uses_dense`, else ``Sigma^-1``), is exact
-    for a quadratic potential.
+    ``laplace`` belongs to another potential (the full data) and ``posterior`` is an approximation
+    of it (centroids).  One Newton step on its potential from that mode,
+    ``delta = -H~^-1 grad U~(theta_hat)`` (``H~`` its dense Hessian when :func:`uses_dense`, else
+    ``Sigma^-1``), is exact for a quadratic potential.
 
     Returns
     -------

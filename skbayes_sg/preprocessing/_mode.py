@@ -24,13 +24,11 @@ _WARM_ROWS = 65_536
 def find_mode(posterior, rng, *, max_iter=None):
     """Mode of ``posterior`` as a :class:`ModeResult` ``(theta, n_grad_evals, hessian)``.
 
-    Models with a dense exact Hessian (``p <= DENSE_MAX_PARAMS``) use damped
-    Newton (a few passes; on large data warm-started from the mode of a
-    subsample drawn with ``rng``), falling back to full-batch L-BFGS when
-    Newton cannot proceed; larger GLMs use L-BFGS; models that declare
-    ``random_init`` (the MLP) a few epochs of minibatch Adam from their
-    random initialisation.  ``hessian`` is Newton's Hessian at the mode, or
-    None.
+    Models with a dense exact Hessian (``p <= DENSE_MAX_PARAMS``) use damped Newton (a few passes;
+    on large data warm-started from the mode of a subsample drawn with ``rng``), falling back to
+    full-batch L-BFGS when Newton cannot proceed; larger GLMs use L-BFGS; models that declare
+    ``random_init`` (the MLP) a few epochs of minibatch Adam from their random initialisation.
+    ``hessian`` is Newton's Hessian at the mode, or None.
     """
     if posterior.model.random_init:
         return ModeResult(*adam_mode(posterior, rng, n_epochs=max_iter))
@@ -79,8 +77,7 @@ def lbfgs_mode(posterior, *, max_iter=500):
 def adam_mode(posterior, rng, *, n_epochs=None, batch_size=128, lr=1e-3):
     """Minibatch Adam on ``U`` (for the MLP), from ``model.init_position``.
 
-    ``n_epochs`` defaults to enough epochs for about 3000 steps, between 2
-    and 50 epochs.
+    ``n_epochs`` defaults to enough epochs for about 3000 steps, between 2 and 50 epochs.
     """
     model, N = posterior.model, posterior.n_rows
     b = min(batch_size, N)

@@ -1,11 +1,10 @@
 """Damped Newton for the posterior mode of a GLM with a dense exact Hessian.
 
-The GLM potentials are smooth and (for logistic and fixed-noise linear
-regression) strictly convex, so Newton with a backtracking line search
-converges in a handful of iterations where L-BFGS on the raw, ill-conditioned
-problem took 250-560 data passes (pendigits, covtype, a9a; on a9a it hit its
-500-iteration cap).  The stopping rule is scale-free: the Newton decrement
-``g' H^-1 g`` is the squared distance to the mode in posterior-sd units.
+The GLM potentials are smooth and (for logistic and fixed-noise linear regression) strictly convex,
+so Newton with a backtracking line search converges in a handful of iterations where L-BFGS on the
+raw, ill-conditioned problem took 250-560 data passes (pendigits, covtype, a9a; on a9a it hit its
+500-iteration cap).  The stopping rule is scale-free: the Newton decrement ``g' H^-1 g`` is the
+squared distance to the mode in posterior-sd units.
 """
 
 from typing import NamedTuple
@@ -21,10 +20,9 @@ __all__ = ["ModeResult", "newton_mode"]
 def _direction(H, g):
     """``(H + lam I)^-1 g`` with the smallest tried ``lam >= 0`` that makes it PD.
 
-    ``lam = 0`` (pure Newton) whenever ``H`` is positive definite; otherwise
-    (linear regression with inferred noise far from the mode) the shift grows
-    from ``1e-6 mean(|diag H|)`` by factors of 10 -- a descent direction either
-    way.  None if no shift up to ``1e6 mean(|diag H|)`` works.
+    ``lam = 0`` (pure Newton) whenever ``H`` is positive definite; otherwise (linear regression
+    with inferred noise far from the mode) the shift grows from ``1e-6 mean(|diag H|)`` by factors
+    of 10 -- a descent direction either way.  None if no shift up to ``1e6 mean(|diag H|)`` works.
     """
     scale = float(np.mean(np.abs(np.diag(H)))) or 1.0
     for lam in [0.0] + [scale * 10.0**k for k in range(-6, 7)]:
@@ -61,10 +59,9 @@ class ModeResult(NamedTuple):
 def newton_mode(posterior, *, theta0=None, max_iter=50, tol=1e-10):
     """Mode by damped Newton, as a :class:`ModeResult`.
 
-    ``theta`` is None when Newton could not proceed (no positive-definite
-    shift of the Hessian, line search failed, or ``max_iter`` reached); the
-    caller then restarts with L-BFGS.  Each iteration costs a gradient pass,
-    a Hessian pass and the line-search potentials (all counted as
+    ``theta`` is None when Newton could not proceed (no positive-definite shift of the Hessian,
+    line search failed, or ``max_iter`` reached); the caller then restarts with L-BFGS.  Each
+    iteration costs a gradient pass, a Hessian pass and the line-search potentials (all counted as
     per-example evaluations); the last Hessian is the one at the mode.
     """
     theta = np.zeros(posterior.model.n_params) if theta0 is None else np.array(theta0, float)

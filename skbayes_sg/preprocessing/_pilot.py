@@ -8,17 +8,14 @@ __all__ = ["gradient_noise", "power_curvature"]
 def gradient_noise(estimator, rngs, positions, precond, n_estimates=16, quantile=0.95):
     """Per-coordinate variance of the gradient estimate (whitened), high quantile.
 
-    At each of the ``positions`` (rows, e.g. Laplace draws) the estimator is
-    called ``n_estimates`` times with the pilot streams ``rngs`` (one per
-    position); the variance of ``L^T g`` over repeats, averaged over
-    positions, gives one noise level per coordinate, and their
-    ``quantile`` (default 95%) is ``nu`` of the step-size rule.  The
-    noise is far from uniform across coordinates (a heavy-tailed feature
-    carries most of it), and the step must keep the *worst* directions
-    accurate: with the mean over coordinates, control variates on casp gave
-    sd ratios up to 1.71 with no warning.  A quantile rather than the maximum
-    keeps a few noisy estimates among thousands of MLP weights from setting
-    the step.
+    At each of the ``positions`` (rows, e.g. Laplace draws) the estimator is called ``n_estimates``
+    times with the pilot streams ``rngs`` (one per position); the variance of ``L^T g`` over
+    repeats, averaged over positions, gives one noise level per coordinate, and their ``quantile``
+    (default 95%) is ``nu`` of the step-size rule.  The noise is far from uniform across
+    coordinates (a heavy-tailed feature carries most of it), and the step must keep the *worst*
+    directions accurate: with the mean over coordinates, control variates on casp gave sd ratios up
+    to 1.71 with no warning.  A quantile rather than the maximum keeps a few noisy estimates among
+    thousands of MLP weights from setting the step.
 
     Returns
     -------
@@ -40,9 +37,8 @@ def gradient_noise(estimator, rngs, positions, precond, n_estimates=16, quantile
 def power_curvature(posterior, mode, precond, rng, *, n_iter=20, n_rows=2048, eps=1e-4):
     """Largest eigenvalue of the preconditioned Hessian at ``mode`` by power iteration.
 
-    Hessian-vector products are central differences of the exact gradient
-    on a random subsample of ``n_rows`` rows (scaled to the full data), so
-    no ``p x p`` matrix is formed (the MLP).
+    Hessian-vector products are central differences of the exact gradient on a random subsample of
+    ``n_rows`` rows (scaled to the full data), so no ``p x p`` matrix is formed (the MLP).
 
     Returns
     -------

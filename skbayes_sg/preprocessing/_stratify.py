@@ -1,10 +1,9 @@
 """k-means strata and their per-stratum minibatch sizes (CP-SG-MCMC, seed 000).
 
-Everything here runs once in ``fit``.  Memory stays bounded for millions of
-rows: k-means is fitted on at most :data:`FIT_MAX_ROWS` rows (exact Lloyd up
-to :data:`KMEANS_MAX_ROWS` rows, ``MiniBatchKMeans`` above), then every row is
-assigned to its nearest centre in chunks, accumulating the stratum sizes,
-means and within-stratum variances on the way.
+Everything here runs once in ``fit``.  Memory stays bounded for millions of rows: k-means is fitted
+on at most :data:`FIT_MAX_ROWS` rows (exact Lloyd up to :data:`KMEANS_MAX_ROWS` rows,
+``MiniBatchKMeans`` above), then every row is assigned to its nearest centre in chunks,
+accumulating the stratum sizes, means and within-stratum variances on the way.
 """
 
 import time
@@ -182,12 +181,11 @@ def _water_fill(a, n, b):
 def allocate_batch(sizes, spread, batch_size):
     """Integer batch sizes ``b_j ∝ n_j spread_j`` with ``1 <= b_j <= n_j``, ``sum = b``.
 
-    The continuous optimum of ``sum_j n_j^2 v_j / b_j`` under the box
-    constraints (seed 000 eq. 14 with ``spread = sqrt(v)``, water-filled so
-    that clipped strata give their share to the others) is rounded by largest
-    remainders, then repaired one unit at a time towards the continuous
-    targets.  Strata with zero spread get ``b_j = 1``; if every spread is 0
-    the allocation is proportional to ``n_j``.
+    The continuous optimum of ``sum_j n_j^2 v_j / b_j`` under the box constraints (seed 000 eq. 14
+    with ``spread = sqrt(v)``, water-filled so that clipped strata give their share to the others)
+    is rounded by largest remainders, then repaired one unit at a time towards the continuous
+    targets.  Strata with zero spread get ``b_j = 1``; if every spread is 0 the allocation is
+    proportional to ``n_j``.
 
     Raises
     ------

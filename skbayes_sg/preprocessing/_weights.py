@@ -1,8 +1,7 @@
 """Preferential subsampling weights and Lipschitz constants (seed 004 §3).
 
-Every function works in row chunks (:func:`~skbayes_sg.utils.row_chunks`), so
-it scales to millions of rows in bounded memory and never forms the
-``N x p`` per-example gradients.
+Every function works in row chunks (:func:`~skbayes_sg.utils.row_chunks`), so it scales to millions
+of rows in bounded memory and never forms the ``N x p`` per-example gradients.
 """
 
 import numpy as np
@@ -22,7 +21,7 @@ def _row_sq_norms(model, X):
 
 
 def _per_row(posterior, fn, width):
-    """``fn(X_chunk, y_chunk) -> (chunk,)`` over all rows, in chunks of ``width`` floats per row."""
+    """``fn(X_chunk, y_chunk) -> (chunk,)`` on all rows, in chunks of ``width`` floats per row."""
     out = np.empty(posterior.n_rows)
     for sl in row_chunks(posterior.n_rows, width):
         out[sl] = fn(posterior.X[sl], posterior.y[sl])
@@ -32,10 +31,9 @@ def _per_row(posterior, fn, width):
 def mix_uniform(scores, multiplicity=None, uniform_mix=0.1):
     """Probabilities ``p_i = (1 - a) s_i / sum(s) + a m_i / sum(m)``.
 
-    Mixing with the uniform distribution over the data points (``m_i`` the
-    row multiplicities, 1 by default) floors every ``p_i`` at
-    ``a m_i / N > 0``: a zero weight would bias the estimator (methods.md §5).
-    Non-finite or negative scores count as 0; all-zero scores give uniform.
+    Mixing with the uniform distribution over the data points (``m_i`` the row multiplicities, 1 by
+    default) floors every ``p_i`` at ``a m_i / N > 0``: a zero weight would bias the estimator
+    (methods.md §5).  Non-finite or negative scores count as 0; all-zero scores give uniform.
     """
     if not 0.0 < uniform_mix <= 1.0:
         raise ValueError(f"uniform_mix must be in (0, 1], got {uniform_mix!r}.")
@@ -59,9 +57,8 @@ def _finish(posterior, scores, uniform_mix):
 def gradient_norm_weights(posterior, laplace, uniform_mix=0.1):
     """``p_i ∝ m_i ||∇f_i(theta_hat)||`` mixed with uniform (seed 004 eq. 11).
 
-    GLMs in closed form ``|r_i| ||x~_i||`` (softmax ``||r_i|| ||x~_i||``) from
-    the responses at ``theta_hat = laplace.mode``, O(N d); other models by
-    chunked ``per_example_grad``.
+    GLMs in closed form ``|r_i| ||x~_i||`` (softmax ``||r_i|| ||x~_i||``) from the responses at
+    ``theta_hat = laplace.mode``, O(N d); other models by chunked ``per_example_grad``.
 
     Returns
     -------
@@ -86,15 +83,13 @@ def gradient_norm_weights(posterior, laplace, uniform_mix=0.1):
 def curvature_weights(posterior, laplace, uniform_mix=0.1, rng=None):
     """``p_i ∝ m_i sqrt(tr(H_i Σ H_i))`` mixed with uniform (seed 004 eq. 16).
 
-    ``Σ = laplace.covariance`` and ``H_i`` at ``laplace.mode``.  Binary
-    logistic and fixed-noise linear: ``H_i = w_i x~_i x~_i'``, so
-    ``tr(H_i Σ H_i) = w_i^2 (x~_i'Σx~_i)(x~_i'x~_i)``.  Softmax:
-    ``H_i = A_i ⊗ x~_i x~_i'`` with ``A_i = diag(s_i) - s_i s_i'``, so
-    ``tr(H_i Σ H_i) = ||x~_i||^2 tr(A_i^2 Q_i)``, ``Q_i[k, l] = x~_i'Σ_kl x~_i``
-    (``Σ_kl`` the class blocks).  Other models (inferred noise, MLP) use the
-    quantity eq. 16 linearises (seed 004 App. A.4),
-    ``E ||∇f_i(theta) - ∇f_i(theta_hat)||^2`` under ``theta ~ N(theta_hat, Σ)``,
-    by Monte Carlo over 4 Laplace draws shared by all rows (from ``rng``).
+    ``Σ = laplace.covariance`` and ``H_i`` at ``laplace.mode``.  Binary logistic and fixed-noise
+    linear: ``H_i = w_i x~_i x~_i'``, so ``tr(H_i Σ H_i) = w_i^2 (x~_i'Σx~_i)(x~_i'x~_i)``.
+    Softmax: ``H_i = A_i ⊗ x~_i x~_i'`` with ``A_i = diag(s_i) - s_i s_i'``, so
+    ``tr(H_i Σ H_i) = ||x~_i||^2 tr(A_i^2 Q_i)``, ``Q_i[k, l] = x~_i'Σ_kl x~_i`` (``Σ_kl`` the
+    class blocks).  Other models (inferred noise, MLP) use the quantity eq. 16 linearises (seed 004
+    App. A.4), ``E ||∇f_i(theta) - ∇f_i(theta_hat)||^2`` under ``theta ~ N(theta_hat, Σ)``, by
+    Monte Carlo over 4 Laplace draws shared by all rows (from ``rng``).
 
     Returns
     -------
@@ -182,13 +177,12 @@ def _monte_carlo_scores(posterior, laplace, rng):
 def lipschitz_constants(posterior, laplace):
     """Per-row constants ``L_i`` of ``∇(m_i f_i)`` (seed 004 Assumption 1, App. C).
 
-    Binary logistic ``||x~_i||^2 / 4``; softmax ``||x~_i||^2 / 2`` (the
-    largest eigenvalue of ``diag(s) - s s'`` is at most 1/2); fixed-noise
-    linear ``||x~_i||^2 / sigma^2``.  Inferred noise has no global constant:
-    the spectral norm of ``H_i`` at the mode ``laplace.mode`` is used
-    (local), ``(T + sqrt(T^2 + 8 e_i^2 ||x~_i||^2)) / (2 sigma^2)``,
-    ``T = ||x~_i||^2 + 2 e_i^2``, ``e_i`` the residual.  Other models (the
-    MLP) raise ``ValueError``.  Multiplicities scale ``L_i`` by ``m_i``.
+    Binary logistic ``||x~_i||^2 / 4``; softmax ``||x~_i||^2 / 2`` (the largest eigenvalue of
+    ``diag(s) - s s'`` is at most 1/2); fixed-noise linear ``||x~_i||^2 / sigma^2``.  Inferred
+    noise has no global constant: the spectral norm of ``H_i`` at the mode ``laplace.mode`` is used
+    (local), ``(T + sqrt(T^2 + 8 e_i^2 ||x~_i||^2)) / (2 sigma^2)``, ``T = ||x~_i||^2 + 2 e_i^2``,
+    ``e_i`` the residual.  Other models (the MLP) raise ``ValueError``.  Multiplicities scale
+    ``L_i`` by ``m_i``.
     """
     model, mode = posterior.model, laplace.mode
     if not (model.is_glm or model.is_regression):

@@ -1,12 +1,11 @@
 """Sampler protocol: hyperparameter objects that build pure kernels.
 
-A sampler object (``SGLD()``, ``SGHMC(friction=1.0)``, ...) only stores its
-hyperparameters (``get_params``/``set_params`` for GridSearchCV).  In ``fit``
-it builds a :class:`Kernel` -- a NamedTuple of functions, as in BlackJAX --
-bound to one gradient estimator, one step size and one preconditioner.  The
-kernel never sees data: it calls ``estimator.estimate(index_rngs, theta,
-est_state)``, which returns ``(grad, est_state, n_grad_evals)`` for all chains
-at once (rows of theta).
+A sampler object (``SGLD()``, ``SGHMC(friction=1.0)``, ...) only stores its hyperparameters
+(``get_params``/``set_params`` for GridSearchCV).  In ``fit`` it builds a :class:`Kernel` -- a
+NamedTuple of functions, as in BlackJAX -- bound to one gradient estimator, one step size and one
+preconditioner.  The kernel never sees data: it calls
+``estimator.estimate(index_rngs, theta, est_state)``, which returns
+``(grad, est_state, n_grad_evals)`` for all chains at once (rows of theta).
 
 Kernel functions
 ----------------
@@ -54,13 +53,12 @@ class Kernel(NamedTuple):
 class BaseSampler(ParamsMixin):
     """Base class of the samplers.
 
-    Capabilities are class attributes: ``needs_exact_gradient`` (HMC: the
-    estimator must be exact and provide ``potential``), ``adapts_step_size``
-    (HMC: dual averaging from ``initial_step_size(lam_max)``) and
-    ``couples_index`` (SGLD, SGHMC and SGNHT can pick among
+    Capabilities are class attributes: ``needs_exact_gradient`` (HMC: the estimator must be exact
+    and provide ``potential``), ``adapts_step_size`` (HMC: dual averaging from
+    ``initial_step_size(lam_max)``) and ``couples_index`` (SGLD, SGHMC and SGNHT can pick among
     ``estimator.n_candidates > 1`` gradients, EWSG).  Subclasses implement
-    ``_build(estimator, h, precond) -> Kernel``, which :meth:`build_kernel`
-    calls after checking the hyperparameters and the estimator.
+    ``_build(estimator, h, precond) -> Kernel``, which :meth:`build_kernel` calls after checking
+    the hyperparameters and the estimator.
     """
 
     name = None

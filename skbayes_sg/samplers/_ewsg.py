@@ -1,10 +1,9 @@
 """EWSG: the sampler's Gaussian kernel picks one of ``M`` candidate gradients per step.
 
-A gradient estimator with ``n_candidates = M > 1`` returns ``M`` plain
-uniform-minibatch estimates ``g_m`` ``(M, C, p)`` of ``∇U`` per step
-(``estimator.candidates``); the samplers that declare ``couples_index``
-(SGHMC, SGNHT, SGLD) keep one per chain, chosen by an independence
-Metropolis chain on the index with the energies below.
+A gradient estimator with ``n_candidates = M > 1`` returns ``M`` plain uniform-minibatch estimates
+``g_m`` ``(M, C, p)`` of ``∇U`` per step (``estimator.candidates``); the samplers that declare
+``couples_index`` (SGHMC, SGNHT, SGLD) keep one per chain, chosen by an independence Metropolis
+chain on the index with the energies below.
 
 Notes
 -----
@@ -14,25 +13,22 @@ estimate ``g_B`` of minibatch ``B`` has the Gaussian kernel::
 
     k_B(r' | r) ∝ exp(-||x + h L^T g_B||^2 / (4 D h)),   x = r' - r + h c r
 
-Choosing ``P(B) ∝ 1 / k_B = exp(+||x + h L^T g_B||^2 / (4 D h))`` makes
-``P(B) k_B(r' | r)`` the same for every ``B``; so the mixture over ``B`` is
-(up to the normaliser) the full-gradient kernel, whose own factor
-``exp(-||x + h L^T ∇U||^2 / (4 D h))`` is shared by all ``B``.  Two
-approximations make it computable: the unknown ``r'`` is replaced by ``r``
-(``x = h c r``), and the normaliser, a sum over all minibatches, is avoided
-by a Metropolis chain over ``M`` uniform candidates with energies::
+Choosing ``P(B) ∝ 1 / k_B = exp(+||x + h L^T g_B||^2 / (4 D h))`` makes ``P(B) k_B(r' | r)`` the
+same for every ``B``; so the mixture over ``B`` is (up to the normaliser) the full-gradient kernel,
+whose own factor ``exp(-||x + h L^T ∇U||^2 / (4 D h))`` is shared by all ``B``.  Two approximations
+make it computable: the unknown ``r'`` is replaced by ``r`` (``x = h c r``), and the normaliser, a
+sum over all minibatches, is avoided by a Metropolis chain over ``M`` uniform candidates with
+energies::
 
     E_m = ||x + h L^T g_m||^2 / (4 D h)
 
-It starts at candidate 0 and proposes ``m = 1..M-1`` in turn, accepting
-with probability ``min(1, exp(E_m - E_cur))`` (``M - 1`` uniforms per step
-and chain, drawn in blocks from the chain's noise stream).  ``c`` is SGHMC's
-``gamma`` or SGNHT's current thermostat ``z``; ``D`` is ``gamma`` or
-SGNHT's ``A``.  The ``+`` favours kicks that oppose the current momentum
-and so counteracts the heating by gradient noise; the ``-`` sign of an
-earlier version heats the chain further (on the seed-002 §5.1 toy, at equal
-cost, it makes uniform subsampling's variance excess 4-7 times larger, while
-``+`` shrinks it: ``tests/test_ewsg.py``).
+It starts at candidate 0 and proposes ``m = 1..M-1`` in turn, accepting with probability
+``min(1, exp(E_m - E_cur))`` (``M - 1`` uniforms per step and chain, drawn in blocks from the
+chain's noise stream).  ``c`` is SGHMC's ``gamma`` or SGNHT's current thermostat ``z``; ``D`` is
+``gamma`` or SGNHT's ``A``.  The ``+`` favours kicks that oppose the current momentum and so
+counteracts the heating by gradient noise; the ``-`` sign of an earlier version heats the chain
+further (on the seed-002 §5.1 toy, at equal cost, it makes uniform subsampling's variance excess
+4-7 times larger, while ``+`` shrinks it: ``tests/test_ewsg.py``).
 
 *Overdamped variant (SGLD).*  ``u' = u - (h/2) L^T g_B + sqrt(h) xi`` has
 ``k_B ∝ exp(-||x + (h/2) L^T g_B||^2 / (2 h))`` with ``x = u' - u``: the

@@ -21,12 +21,11 @@ _JITTER = (0.9, 1.1)
 class HMCState(NamedTuple):
     """State of ``C`` HMC chains.
 
-    ``position`` ``(C, p)``; ``potential`` ``(C,)`` and whitened gradient
-    ``L^T grad U`` ``(C, p)`` at the position (None until the first step,
-    which computes them); dual averaging per chain: ``log_step``,
-    ``log_step_bar``, ``h_bar`` ``(C,)``, ``t`` (updates so far) and
-    ``adapting``; counts since the end of warm-up: ``n_steps`` transitions and,
-    per chain ``(C,)``, ``n_accept``, ``n_divergent``, ``n_leapfrog``.
+    ``position`` ``(C, p)``; ``potential`` ``(C,)`` and whitened gradient ``L^T grad U`` ``(C, p)``
+    at the position (None until the first step, which computes them); dual averaging per chain:
+    ``log_step``, ``log_step_bar``, ``h_bar`` ``(C,)``, ``t`` (updates so far) and ``adapting``;
+    counts since the end of warm-up: ``n_steps`` transitions and, per chain ``(C,)``, ``n_accept``,
+    ``n_divergent``, ``n_leapfrog``.
     """
 
     position: np.ndarray
@@ -52,8 +51,7 @@ class HMC(BaseSampler):
         Integration time per transition in whitened units (finite, > 0; close
         to ``pi / 2``, which decorrelates a Laplace-whitened ``N(0, I)`` target).
     target_accept : float, default=0.8
-        Mean acceptance probability in (0, 1) that dual averaging aims at in
-        warm-up.
+        Mean acceptance probability in (0, 1) that dual averaging aims at in warm-up.
     max_leapfrog : int, default=100
         Upper bound (>= 1) on the leapfrog steps of one transition.
 
@@ -68,14 +66,12 @@ class HMC(BaseSampler):
         theta <- theta + eps L r           } n_c times, the kick being a
         r     <- r - eps L^T grad U(theta) } half kick on the last step
 
-    The proposal is accepted with probability ``min(1, exp(H_0 - H_1))``; a
-    non-finite ``H_1`` is rejected and counted as divergent.  Chains advance
-    together, each with its own ``n_c`` (a chain is frozen once its steps are
-    done), so a chain's result never depends on the chains it runs with.
-    ``n_c`` and ``eps_c`` are fixed before the transition, independently of
-    the state, which keeps detailed balance.  Gradients are evaluated for all
-    chains at every step of the longest trajectory (counted in the returned
-    gradient evaluations).
+    The proposal is accepted with probability ``min(1, exp(H_0 - H_1))``; a non-finite ``H_1`` is
+    rejected and counted as divergent.  Chains advance together, each with its own ``n_c`` (a chain
+    is frozen once its steps are done), so a chain's result never depends on the chains it runs
+    with.  ``n_c`` and ``eps_c`` are fixed before the transition, independently of the state, which
+    keeps detailed balance.  Gradients are evaluated for all chains at every step of the longest
+    trajectory (counted in the returned gradient evaluations).
 
     During warm-up dual averaging adapts ``log eps`` per chain from the
     acceptance probability ``a_t`` of each transition (``delta`` the target,
@@ -85,14 +81,12 @@ class HMC(BaseSampler):
         log eps_t     = mu - sqrt(t) hbar_t / gamma
         log epsbar_t  = t^-kappa log eps_t + (1 - t^-kappa) log epsbar_{t-1}
 
-    and ``end_warmup`` freezes ``eps = epsbar``.  ``epsbar_0 = eps_0``, so a
-    run without warm-up keeps the given step.  Acceptance, divergence and
-    leapfrog counts restart at the end of warm-up.  The frozen step usually
-    accepts a little more often than ``target_accept`` (the acceptance is
-    concave in ``log eps`` near the target).  In very few dimensions, where a
-    trajectory is only one or two leapfrog steps, acceptance is not monotone
-    in ``eps`` and a low target can be overshot (0.88 for 0.65 on a whitened
-    5-d Gaussian); sampling stays exact.
+    and ``end_warmup`` freezes ``eps = epsbar``.  ``epsbar_0 = eps_0``, so a run without warm-up
+    keeps the given step.  Acceptance, divergence and leapfrog counts restart at the end of
+    warm-up.  The frozen step usually accepts a little more often than ``target_accept`` (the
+    acceptance is concave in ``log eps`` near the target).  In very few dimensions, where a
+    trajectory is only one or two leapfrog steps, acceptance is not monotone in ``eps`` and a low
+    target can be overshot (0.88 for 0.65 on a whitened 5-d Gaussian); sampling stays exact.
 
     References
     ----------

@@ -49,29 +49,26 @@ class SGLD(_Overdamped):
 
         theta <- theta - (h / 2) M g + sqrt(h) L xi
 
-    ``h`` is in preconditioned units: with the Laplace preconditioner the
-    whitened posterior has unit curvature and ``h`` of a few tenths is
-    accurate when the gradient noise is small.  The Gaussian noise is drawn
-    in blocks and pre-multiplied by ``L``.
+    ``h`` is in preconditioned units: with the Laplace preconditioner the whitened posterior has
+    unit curvature and ``h`` of a few tenths is accurate when the gradient noise is small.  The
+    Gaussian noise is drawn in blocks and pre-multiplied by ``L``.
 
     With ``estimator.n_candidates > 1`` (EWSG, overdamped variant of seed
     002 appendix F) ``g`` is the candidate that the index chain of
     :mod:`~skbayes_sg.samplers._ewsg` keeps, with energies
-    ``E_m = ||x + (h/2) L^T g_m||^2 / (2 h)``.  *Deviation:* the appendix's
-    equations are lost in our copy of the paper; the unknown increment
-    ``x = u' - u`` is the chain's previous whitened increment (0 at the first
-    step), the analogue of the underdamped ``r' ≈ r`` (``x = 0`` is worse
-    than uniform subsampling on the seed-002 §5.1 toy).  Only then does the
-    state carry that increment; the plain path is unchanged.
+    ``E_m = ||x + (h/2) L^T g_m||^2 / (2 h)``.  *Deviation:* the appendix's equations are lost in
+    our copy of the paper; the unknown increment ``x = u' - u`` is the chain's previous whitened
+    increment (0 at the first step), the analogue of the underdamped ``r' ≈ r`` (``x = 0`` is worse
+    than uniform subsampling on the seed-002 §5.1 toy).  Only then does the state carry that
+    increment; the plain path is unchanged.
 
     References
     ----------
     Welling, M. and Teh, Y. W. (2011). Bayesian learning via stochastic
     gradient Langevin dynamics. ICML.
 
-    Li, R., Wang, X., Zha, H. and Tao, M. (2020). Improving sampling accuracy
-    of stochastic gradient MCMC methods via non-uniform subsampling of
-    gradients. arXiv:2002.08949.
+    Li, R., Wang, X., Zha, H. and Tao, M. (2020). Improving sampling accuracy of stochastic
+    gradient MCMC methods via non-uniform subsampling of gradients. arXiv:2002.08949.
     """
 
     name = "sgld"
@@ -130,27 +127,24 @@ class PSGLD(_Overdamped):
     Parameters
     ----------
     decay : float, default=0.999
-        Decay ``a`` of the running average of squared gradients, in [0, 1).
-        Li et al. use 0.99; without the Gamma term the diagonal then tracks
-        the position and inflates the variance by ~10% (30% at small steps).
-        Averaging over ~1000 steps keeps it near-constant: no bias.
+        Decay ``a`` of the running average of squared gradients, in [0, 1).  Li et al. use 0.99;
+        without the Gamma term the diagonal then tracks the position and inflates the variance by
+        ~10% (30% at small steps).  Averaging over ~1000 steps keeps it near-constant: no bias.
     eps : float, default=1e-5
         Damping ``lam`` added to ``sqrt(V)`` (finite, > 0).
 
     Notes
     -----
-    In whitened coordinates (on top of the constant preconditioner),
-    with ``gbar = L^T g / N``::
+    In whitened coordinates (on top of the constant preconditioner), with ``gbar = L^T g / N``::
 
         V     <- a V + (1 - a) gbar * gbar
         G     <- 1 / (lam + sqrt(V))
         theta <- theta + L (-(h/2) G * L^T g + sqrt(h G) * xi)
 
-    The Gamma correction term is dropped, as is usual.  ``V`` starts at the
-    first step's ``gbar^2``.  Because ``G ~ N / |L^T g|``, pSGLD's ``h`` is
-    about ``N`` times smaller than SGLD's for the same move; ``"auto"``
-    accounts for it (:meth:`step_scale`).  The stationary variance used by
-    ``"auto"`` is SGLD's at the typical ``G``.
+    The Gamma correction term is dropped, as is usual.  ``V`` starts at the first step's
+    ``gbar^2``.  Because ``G ~ N / |L^T g|``, pSGLD's ``h`` is about ``N`` times smaller than
+    SGLD's for the same move; ``"auto"`` accounts for it (:meth:`step_scale`).  The stationary
+    variance used by ``"auto"`` is SGLD's at the typical ``G``.
 
     References
     ----------

@@ -1,10 +1,9 @@
 """Constant preconditioners ``M = L L^T`` (the inverse mass matrix).
 
-Every sampler runs in whitened coordinates ``u`` with ``theta = L u``: a
-gradient ``g`` w.r.t. theta becomes ``L^T g`` and a move ``du`` becomes
-``L du``.  With ``M`` the inverse Hessian at the mode (Laplace) the whitened
-posterior is close to ``N(0, I)``, so one step size fits every direction.
-Rows are chains, so ``L^T g`` is computed as ``g @ L``.
+Every sampler runs in whitened coordinates ``u`` with ``theta = L u``: a gradient ``g`` w.r.t.
+theta becomes ``L^T g`` and a move ``du`` becomes ``L du``.  With ``M`` the inverse Hessian at the
+mode (Laplace) the whitened posterior is close to ``N(0, I)``, so one step size fits every
+direction.  Rows are chains, so ``L^T g`` is computed as ``g @ L``.
 """
 
 import numpy as np
@@ -16,12 +15,11 @@ __all__ = ["Preconditioner", "dense", "diagonal", "from_laplace", "identity"]
 class Preconditioner:
     """Interface of the identity, diagonal and dense preconditioners.
 
-    Per row (rows are chains): ``to_u(g) = L^T g`` (a gradient in whitened
-    coordinates), ``from_u(du) = L du`` (a whitened move mapped back),
-    ``inv(d) = L^{-1} d`` (a displacement whitened) and ``apply(g) = M g``
-    (the SGLD drift direction).  ``kind`` is ``"identity"``, ``"diagonal"``
-    or ``"dense"``; ``factor`` is None, the ``(p,)`` standard deviations or
-    the lower-triangular ``(p, p)`` Cholesky factor ``L``.
+    Per row (rows are chains): ``to_u(g) = L^T g`` (a gradient in whitened coordinates),
+    ``from_u(du) = L du`` (a whitened move mapped back), ``inv(d) = L^{-1} d`` (a displacement
+    whitened) and ``apply(g) = M g`` (the SGLD drift direction).  ``kind`` is ``"identity"``,
+    ``"diagonal"`` or ``"dense"``; ``factor`` is None, the ``(p,)`` standard deviations or the
+    lower-triangular ``(p, p)`` Cholesky factor ``L``.
     """
 
     kind = factor = None

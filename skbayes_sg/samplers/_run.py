@@ -1,10 +1,9 @@
 """``run_chains``: the one sampling loop.
 
-Advances all chains of a group together as ``(C, p)`` arrays, pre-draws the
-kernel's random inputs in blocks, fills a preallocated draws array, and checks
-for divergence once per block (never per step).  BLAS is limited to one thread
-inside the loop: the products are small and a busy second core made
-multi-threaded BLAS several times slower.
+Advances all chains of a group together as ``(C, p)`` arrays, pre-draws the kernel's random inputs
+in blocks, fills a preallocated draws array, and checks for divergence once per block (never per
+step).  BLAS is limited to one thread inside the loop: the products are small and a busy second
+core made multi-threaded BLAS several times slower.
 """
 
 import time

@@ -19,21 +19,18 @@ class SGNHT(Underdamped):
     Parameters
     ----------
     diffusion : float, default=1.0
-        Injected diffusion ``A`` (whitened units; finite, > 0); the thermostat
-        starts at ``A`` and adapts the friction to absorb unknown gradient
-        noise.
+        Injected diffusion ``A`` (whitened units; finite, > 0); the thermostat starts at ``A`` and
+        adapts the friction to absorb unknown gradient noise.
 
     Notes
     -----
-    SGHMC's momentum update with the friction replaced by the thermostat
-    ``z`` (one per chain)::
+    SGHMC's momentum update with the friction replaced by the thermostat ``z`` (one per chain)::
 
         r     <- r - h z r - h L^T g + sqrt(2 A h) xi
         theta <- theta + h L r
         z     <- z + h (r.r / p - 1)
 
-    Runs EWSG (``subsampling="ewsg"``) with ``c = z`` (current value) and
-    ``D = A``.
+    Runs EWSG (``subsampling="ewsg"``) with ``c = z`` (current value) and ``D = A``.
 
     References
     ----------

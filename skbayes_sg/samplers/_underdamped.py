@@ -22,9 +22,8 @@ class MomentumState(NamedTuple):
 class Underdamped(BaseSampler):
     """Shared kernel of the momentum samplers (SGHMC, SGNHT).
 
-    Subclasses name the hyperparameter (``coefficient``) that is both the
-    diffusion ``D`` and the starting friction ``c``, and, for an adaptive
-    friction, give ``thermostat(c, r, h) -> c``.
+    Subclasses name the hyperparameter (``coefficient``) that is both the diffusion ``D`` and the
+    starting friction ``c``, and, for an adaptive friction, give ``thermostat(c, r, h) -> c``.
 
     Notes
     -----
@@ -42,12 +41,10 @@ class Underdamped(BaseSampler):
 
     References
     ----------
-    Chen, T., Fox, E. and Guestrin, C. (2014). Stochastic gradient Hamiltonian
-    Monte Carlo. ICML.
+    Chen, T., Fox, E. and Guestrin, C. (2014). Stochastic gradient Hamiltonian Monte Carlo. ICML.
 
-    Li, R., Wang, X., Zha, H. and Tao, M. (2020). Improving sampling accuracy
-    of stochastic gradient MCMC methods via non-uniform subsampling of
-    gradients. arXiv:2002.08949.
+    Li, R., Wang, X., Zha, H. and Tao, M. (2020). Improving sampling accuracy of stochastic
+    gradient MCMC methods via non-uniform subsampling of gradients. arXiv:2002.08949.
     """
 
     couples_index = True
@@ -91,9 +88,8 @@ class SGHMC(Underdamped):
     Parameters
     ----------
     friction : float, default=1.0
-        Friction ``gamma`` in whitened units (finite, > 0; the
-        Laplace-whitened posterior has unit curvature, so ``gamma`` near 1 is
-        close to critical damping and mixes fastest).
+        Friction ``gamma`` in whitened units (finite, > 0; the Laplace-whitened posterior has unit
+        curvature, so ``gamma`` near 1 is close to critical damping and mixes fastest).
 
     Notes
     -----
@@ -107,8 +103,7 @@ class SGHMC(Underdamped):
 
     References
     ----------
-    Chen, T., Fox, E. and Guestrin, C. (2014). Stochastic gradient Hamiltonian
-    Monte Carlo. ICML.
+    Chen, T., Fox, E. and Guestrin, C. (2014). Stochastic gradient Hamiltonian Monte Carlo. ICML.
     """
 
     name, coefficient = "sghmc", "friction"

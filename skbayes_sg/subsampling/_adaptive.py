@@ -19,10 +19,9 @@ _SIZE = Interval(Integral, 1, None, closed="left")
 class AdaptiveSizeIndex(WeightedIndex):
     """Rows drawn i.i.d. from ``p``, ``n_c`` per chain from ``||theta_c - theta_hat||^2``.
 
-    Each chain keeps a buffer of pre-drawn rows (and their ``1 / p_i``) from
-    its own Generator and takes the next ``n_c`` of them; the draws are
-    i.i.d., so a buffer whose rest is too short is simply replaced.  Chains
-    get different sizes, so ``idx`` and ``weight = 1 / (n_c p_i)`` are
+    Each chain keeps a buffer of pre-drawn rows (and their ``1 / p_i``) from its own Generator and
+    takes the next ``n_c`` of them; the draws are i.i.d., so a buffer whose rest is too short is
+    simply replaced.  Chains get different sizes, so ``idx`` and ``weight = 1 / (n_c p_i)`` are
     tuples of per-chain arrays (``ragged``).
     """
 
@@ -79,13 +78,11 @@ class Adaptive(PreferentialCV):
         Largest subsample size; None uses ``min(10 * batch_size, n_samples)``
         (beyond ``N`` an exact gradient is cheaper).
     V0 : float or None, default=None
-        Pseudo-variance threshold of eq. 19.  None sets it as seed 004
-        §5.3.3 does, from the 95th percentile ``r95`` of
-        ``||theta - theta_hat||^2``, with ``n = batch_size`` in eq. 18:
-        ``V0 = r95 sum_i(L_i^2 / p_i) / batch_size``.  The pilot positions are
-        Laplace draws ``N(theta_hat, Σ)`` (what a pilot SGLD-CV chain samples,
-        without running one).  Giving ``V0`` needs Lipschitz constants
-        (GLMs and linear regression; not the MLP).
+        Pseudo-variance threshold of eq. 19.  None sets it as seed 004 §5.3.3 does, from the 95th
+        percentile ``r95`` of ``||theta - theta_hat||^2``, with ``n = batch_size`` in eq. 18:
+        ``V0 = r95 sum_i(L_i^2 / p_i) / batch_size``.  The pilot positions are Laplace draws
+        ``N(theta_hat, Σ)`` (what a pilot SGLD-CV chain samples, without running one).  Giving
+        ``V0`` needs Lipschitz constants (GLMs and linear regression; not the MLP).
     n_pilot : int, default=1000
         Number of Laplace draws for ``r95``.
 
@@ -100,15 +97,13 @@ class Adaptive(PreferentialCV):
     with ``B_c`` drawn with replacement from the curvature weights of
     ``preferential_cv`` and ``L_i`` from
     :func:`skbayes_sg.preprocessing.lipschitz_constants`.  With the default
-    ``V0`` the rule is ``n_c = ceil(batch_size ||theta_c - theta_hat||^2 / r95)``
-    for every model (the Lipschitz sum cancels), so it also runs on the
-    MLP.  Unbiased.  The mean subsample size is
-    ``diagnostics_["grad_evals_per_step"]`` (halved for non-GLMs, which pay
+    ``V0`` the rule is ``n_c = ceil(batch_size ||theta_c - theta_hat||^2 / r95)`` for every
+    model (the Lipschitz sum cancels), so it also runs on the MLP.  Unbiased.  The mean
+    subsample size is ``diagnostics_["grad_evals_per_step"]`` (halved for non-GLMs, which pay
     two evaluations per row).  ``preprocessing_`` holds ``adaptive_V0``,
-    ``adaptive_lipschitz_sum`` (None without constants), ``adaptive_r95``,
-    ``adaptive_rate`` (size per unit squared distance), the limits and
-    ``adaptive_pilot_mean_size`` (mean ``n_c`` over the pilot draws), and
-    the weights as :class:`PreferentialCV` does.
+    ``adaptive_lipschitz_sum`` (None without constants), ``adaptive_r95``, ``adaptive_rate``
+    (size per unit squared distance), the limits and ``adaptive_pilot_mean_size`` (mean ``n_c``
+    over the pilot draws), and the weights as :class:`PreferentialCV` does.
 
     References
     ----------

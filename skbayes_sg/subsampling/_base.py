@@ -1,18 +1,16 @@
 """Subsampling strategies: hyperparameter holders that build gradient estimators.
 
-A *strategy* (``Uniform()``, ``Stratified(n_clusters=20)``, ...) only stores
-hyperparameters (``get_params``/``set_params``); ``validate()`` checks them
-before any pass over the data.  In ``fit``,
-``strategy.build(posterior, laplace, batch_size=..., rng=...)`` does all the
-heavy preprocessing once and returns a fully built estimator
-(:mod:`~skbayes_sg.subsampling._estimator`), composed of two orthogonal pieces:
+A *strategy* (``Uniform()``, ``Stratified(n_clusters=20)``, ...) only stores hyperparameters
+(``get_params``/``set_params``); ``validate()`` checks them before any pass over the data.  In
+``fit``, ``strategy.build(posterior, laplace, batch_size=..., rng=...)`` does all the heavy
+preprocessing once and returns a fully built estimator (:mod:`~skbayes_sg.subsampling._estimator`),
+composed of two orthogonal pieces:
 
 * an *index sampler* -- WHERE to look (uniform, stratified, preferential,
   adaptive size, all rows; :mod:`~skbayes_sg.subsampling._index`);
-* a *correction* -- HOW to turn the minibatch into ``g ≈ ∇U``: ``"plain"``,
-  ``"cv"`` (control variates at the mode) or ``"svrg"`` (refreshed anchors),
-  or a correction object.  Strategies with a non-uniform index take any of
-  them as their ``correction`` parameter.
+* a *correction* -- HOW to turn the minibatch into ``g ≈ ∇U``: ``"plain"``, ``"cv"`` (control
+  variates at the mode) or ``"svrg"`` (refreshed anchors), or a correction object.  Strategies with
+  a non-uniform index take any of them as their ``correction`` parameter.
 """
 
 from sklearn.utils._param_validation import StrOptions

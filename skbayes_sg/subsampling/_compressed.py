@@ -23,10 +23,9 @@ class Compressed(BaseStrategy):
     Parameters
     ----------
     radius : float or None, default=None
-        Cluster radius ``delta`` in normalised units (the data divided by
-        ``R = max_i ||x_i||``, seed 003 §4, so ``delta`` is relative to the
-        largest feature vector).  ``0`` keeps every distinct row (exact
-        posterior).  ``None`` sets the number of centroids from
+        Cluster radius ``delta`` in normalised units (the data divided by ``R = max_i ||x_i||``,
+        seed 003 §4, so ``delta`` is relative to the largest feature vector).  ``0`` keeps every
+        distinct row (exact posterior).  ``None`` sets the number of centroids from
         ``target_ratio`` instead.
     target_ratio : float, default=0.1
         Used when ``radius=None``: ``c = ceil(target_ratio * n_samples)``
@@ -36,18 +35,16 @@ class Compressed(BaseStrategy):
         Lloyd steps after each 2-means split of the clustering
         (:func:`~skbayes_sg.preprocessing.compress`).
     inner : str or strategy object, default="full"
-        How the compressed data are used: ``"full"`` gives the exact gradient
-        of the compressed potential (so ``sampler="hmc"`` works, at ``O(c)``
-        per gradient, as seed 003 runs it); any other strategy name
-        (``"uniform"``, ``"control_variates"``, ``"stratified"``, ...) or
+        How the compressed data are used: ``"full"`` gives the exact gradient of the compressed
+        potential (so ``sampler="hmc"`` works, at ``O(c)`` per gradient, as seed 003 runs it); any
+        other strategy name (``"uniform"``, ``"control_variates"``, ``"stratified"``, ...) or
         object subsamples the centroids (weights ``n_j``).
 
     Notes
     -----
-    The vectors clustered are, for classifiers, the features within each
-    class and, for regression, ``(x_i, y_i)`` jointly; both divided by ``R``.
-    Each cluster ``S_j`` (``n_j`` rows) becomes its centroid ``mu_j`` with
-    multiplicity ``n_j`` (a weighted design for the inner strategy) and the
+    The vectors clustered are, for classifiers, the features within each class and, for regression,
+    ``(x_i, y_i)`` jointly; both divided by ``R``.  Each cluster ``S_j`` (``n_j`` rows) becomes its
+    centroid ``mu_j`` with multiplicity ``n_j`` (a weighted design for the inner strategy) and the
     sampler targets::
 
         U~(theta) = f_0(theta) + sum_j n_j f(mu_j; theta)
@@ -62,10 +59,9 @@ class Compressed(BaseStrategy):
     linear regression with fixed noise, a first-order estimate otherwise; a
     pass over the centroids); ``fit`` emits an
     :class:`~skbayes_sg.utils.ApproximationWarning` when it exceeds 0.3.
-    The mode and Laplace covariance (start points, preconditioner) are those
-    of the uncompressed data.  For regression the
-    spread of ``y`` inside a cluster is lost, so an inferred ``noise_std`` is
-    biased low unless ``delta`` is small.
+    The mode and Laplace covariance (start points, preconditioner) are those of the uncompressed
+    data.  For regression the spread of ``y`` inside a cluster is lost, so an inferred
+    ``noise_std`` is biased low unless ``delta`` is small.
 
     References
     ----------
@@ -137,8 +133,8 @@ class Compressed(BaseStrategy):
                         radius=None if self.radius is None else self.radius * R,
                         n_clusters=n_clusters)
         small = _centroid_posterior(posterior, comp, groups is not None)
-        est = self._inner_strategy().build(small, laplace, batch_size=min(batch_size, small.n_rows),
-                                           rng=rng)
+        est = self._inner_strategy().build(small, laplace, rng=rng,
+                                           batch_size=min(batch_size, small.n_rows))
         shift, n_evals = mode_shift(small, laplace)
         est.preprocessing_evals += n_evals
         ratio = small.n_rows / posterior.n_data

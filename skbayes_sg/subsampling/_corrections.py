@@ -7,13 +7,12 @@ step, for any index sampler::
 
     g = ∇f_0(theta) + g_a + scale * sum_{i in B} w_i m_i [∇f_i(theta) - ∇f_i(theta_a)]
 
-(plain: no anchor, ``g_a = 0`` and no subtracted term).  Terms protocol:
-``per_row`` (evaluations per minibatch row), ``outputs``,
-``preprocessing_evals``, ``init(rngs, theta) -> state``,
-``begin(rngs, theta, state) -> (g_a or None, state, n_evals, at_anchor)``
-(``at_anchor``: theta is the anchor, so the minibatch sum vanishes and is
-skipped), ``difference(theta, X_B, y_B, w, idx, state, chains) -> (C, p)``,
-``evals_per_step(b)`` and ``pilot()``.
+(plain: no anchor, ``g_a = 0`` and no subtracted term).  Terms protocol: ``per_row`` (evaluations
+per minibatch row), ``outputs``, ``preprocessing_evals``, ``init(rngs, theta) -> state``,
+``begin(rngs, theta, state) -> (g_a or None, state, n_evals, at_anchor)`` (``at_anchor``: theta is
+the anchor, so the minibatch sum vanishes and is skipped),
+``difference(theta, X_B, y_B, w, idx, state, chains) -> (C, p)``, ``evals_per_step(b)`` and
+``pilot()``.
 """
 
 import numpy as np

@@ -131,10 +131,9 @@ class GradientEstimator(_Estimator):
     def candidates(self, rngs, theta, state):
         """``n_candidates`` estimates per chain from one batched gradient call.
 
-        ``G[m]`` uses the index sampler's ``m``-th minibatch of this step
-        (each chain from its own stream), ``theta`` tiled ``M`` times; every
-        ``G[m]`` is distributed as ``estimate``'s.  For terms whose anchor
-        stays fixed during sampling (plain, control variates).
+        ``G[m]`` uses the index sampler's ``m``-th minibatch of this step (each chain from its own
+        stream), ``theta`` tiled ``M`` times; every ``G[m]`` is distributed as ``estimate``'s.  For
+        terms whose anchor stays fixed during sampling (plain, control variates).
         """
         M, (index_state, terms_state) = self.n_candidates, state
         draws = []

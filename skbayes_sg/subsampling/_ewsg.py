@@ -15,10 +15,9 @@ class EWSG(Uniform):
     Parameters
     ----------
     n_index_steps : int, default=2
-        Length ``M`` of the index Metropolis chain: ``M`` uniform minibatch
-        gradients per step (the start and ``M - 1`` proposals).  The default
-        is the smallest chain that reweights (one proposal per step);
-        ``M = 1`` is plain ``uniform``.
+        Length ``M`` of the index Metropolis chain: ``M`` uniform minibatch gradients per step (the
+        start and ``M - 1`` proposals).  The default is the smallest chain that reweights (one
+        proposal per step); ``M = 1`` is plain ``uniform``.
 
     Notes
     -----
@@ -27,22 +26,19 @@ class EWSG(Uniform):
 
         g_m = ∇f_0(theta) + (N/b) sum_{i in B_m} ∇f_i(theta),   m = 0..M-1
 
-    and the sampler keeps one of them, since the choice needs its momentum
-    (samplers with ``couples_index``: SGHMC, SGNHT and SGLD's overdamped
-    variant): ``P(B) ∝ exp(+||x + h L^T g_B||^2 / (4 D h))`` by kernel
-    matching (seed 002, Theorem 2, methods.md §9), through an independence
-    Metropolis chain over the ``M`` candidates (derivation, energies and the
-    overdamped variant: :mod:`skbayes_sg.samplers._ewsg`).  The chosen estimate is biased (seed 002,
-    Theorem 3) but matches the full-gradient kernel better than a uniform
-    one.  Cost: ``M b`` per-example gradients per step and chain.  With
-    ``psgld`` or ``hmc`` it raises a ValueError.  ``preprocessing_`` gets
-    ``ewsg_n_index_steps`` and ``ewsg_evals_per_step``.
+    and the sampler keeps one of them, since the choice needs its momentum (samplers with
+    ``couples_index``: SGHMC, SGNHT and SGLD's overdamped variant):
+    ``P(B) ∝ exp(+||x + h L^T g_B||^2 / (4 D h))`` by kernel matching (seed 002, Theorem 2,
+    methods.md §9), through an independence Metropolis chain over the ``M`` candidates (derivation,
+    energies and the overdamped variant: :mod:`skbayes_sg.samplers._ewsg`).  The chosen estimate is
+    biased (seed 002, Theorem 3) but matches the full-gradient kernel better than a uniform one.
+    Cost: ``M b`` per-example gradients per step and chain.  With ``psgld`` or ``hmc`` it raises a
+    ValueError.  ``preprocessing_`` gets ``ewsg_n_index_steps`` and ``ewsg_evals_per_step``.
 
     References
     ----------
-    Li, R., Wang, X., Zha, H. and Tao, M. (2020). Improving sampling accuracy
-    of stochastic gradient MCMC methods via non-uniform subsampling of
-    gradients. arXiv:2002.08949 (Algorithm 1).
+    Li, R., Wang, X., Zha, H. and Tao, M. (2020). Improving sampling accuracy of stochastic
+    gradient MCMC methods via non-uniform subsampling of gradients. arXiv:2002.08949 (Algorithm 1).
     """
 
     name = "ewsg"

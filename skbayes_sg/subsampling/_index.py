@@ -1,10 +1,9 @@
 """Index samplers: which rows each chain looks at in a step.
 
-Protocol (every sampler): attributes ``b`` (nominal minibatch size),
-``scale`` (constant factor of the summed gradient) and ``ragged``;
-``init(rngs, n_chains) -> state`` and ``draw(rngs, theta, state) -> (idx,
-weight, state)`` with ``idx (C, b)`` (a tuple of per-chain 1-D arrays when
-``ragged``) and ``weight`` None or shaped like ``idx``, such that
+Protocol (every sampler): attributes ``b`` (nominal minibatch size), ``scale`` (constant factor of
+the summed gradient) and ``ragged``; ``init(rngs, n_chains) -> state`` and
+``draw(rngs, theta, state) -> (idx, weight, state)`` with ``idx (C, b)`` (a tuple of per-chain 1-D
+arrays when ``ragged``) and ``weight`` None or shaped like ``idx``, such that
 ``scale * sum_i weight_i ∇f_i`` is unbiased for ``sum_i ∇f_i``.
 """
 
@@ -21,13 +20,12 @@ def block_size_for(n_rows, batch_size, target=200_000):
 def uniform_subsets(rng, n, b, n_sets):
     """``(n_sets, b)`` independent uniform ``b``-subsets of ``range(n)``.
 
-    Each row is drawn without replacement, rows independently.  When repeats
-    are rare (``b^2 <= 2n``) rows are drawn with replacement and the few with
-    a repeat are redrawn; up to ``b = n/2`` repeated entries alone are redrawn
-    (:func:`_redraw_repeats`, ``O(b log b)`` per row); above that a vectorised
-    partial Fisher-Yates shuffle of ``b`` positions per row (``O(n)`` per row,
-    and ``n < 2b``).  The first path is as fast as the second where it applies,
-    and keeping it leaves the draws (and committed results) there unchanged.
+    Each row is drawn without replacement, rows independently.  When repeats are rare
+    (``b^2 <= 2n``) rows are drawn with replacement and the few with a repeat are redrawn; up to
+    ``b = n/2`` repeated entries alone are redrawn (:func:`_redraw_repeats`, ``O(b log b)`` per
+    row); above that a vectorised partial Fisher-Yates shuffle of ``b`` positions per row (``O(n)``
+    per row, and ``n < 2b``).  The first path is as fast as the second where it applies, and
+    keeping it leaves the draws (and committed results) there unchanged.
     """
     if b * b <= 2 * n:
         idx = rng.integers(0, n, size=(n_sets, b))
@@ -48,10 +46,9 @@ def uniform_subsets(rng, n, b, n_sets):
 def _redraw_repeats(rng, n, b, n_sets):
     """Rows of ``b`` i.i.d. draws whose repeated entries are redrawn until distinct.
 
-    Every step depends on a row only through its multiset of values, and
-    relabelling ``range(n)`` commutes with it, so the final set is uniform
-    over ``b``-subsets (rows come out sorted, which also makes the gathers
-    of ``X`` rows cache-friendly).  With ``b <= n/2`` a redraw repeats with
+    Every step depends on a row only through its multiset of values, and relabelling ``range(n)``
+    commutes with it, so the final set is uniform over ``b``-subsets (rows come out sorted, which
+    also makes the gathers of ``X`` rows cache-friendly).  With ``b <= n/2`` a redraw repeats with
     probability below 1/2, so the rounds are few.
     """
     idx = rng.integers(0, n, size=(n_sets, b))

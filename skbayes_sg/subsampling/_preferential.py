@@ -17,10 +17,9 @@ __all__ = ["Preferential", "PreferentialCV", "WeightedIndex", "preference_weight
 def weighted_index(p, batch_size):
     """:class:`WeightedIndex`, or :class:`AllRows` once ``batch_size >= len(p)``.
 
-    With replacement, ``b >= N`` importance draws cost as much as the exact
-    sum over the rows and stay noisy (no finite-population correction); on a
-    small, nearly separable set this held ``batch_size="auto"``'s step at a
-    tenth of the exact-sum step.
+    With replacement, ``b >= N`` importance draws cost as much as the exact sum over the rows and
+    stay noisy (no finite-population correction); on a small, nearly separable set this held
+    ``batch_size="auto"``'s step at a tenth of the exact-sum step.
     """
     return AllRows(len(p)) if batch_size >= len(p) else WeightedIndex(p, batch_size)
 
@@ -28,11 +27,10 @@ def weighted_index(p, batch_size):
 class WeightedIndex(BlockIndex):
     """``b`` rows drawn with replacement from ``p``, in pre-drawn blocks.
 
-    Draws use the inverse CDF with a guide table (Chen and Asau's indexed
-    search: the uniform's bucket ``floor(u N)`` gives the first candidate,
-    then a few vectorised forward steps; identical to ``searchsorted`` and
-    several times faster).  ``weight_i = 1 / (b p_i)`` and ``scale = 1``, so
-    ``sum_B weight_i ∇f_i`` is unbiased for ``sum_i ∇f_i``.
+    Draws use the inverse CDF with a guide table (Chen and Asau's indexed search: the uniform's
+    bucket ``floor(u N)`` gives the first candidate, then a few vectorised forward steps; identical
+    to ``searchsorted`` and several times faster).  ``weight_i = 1 / (b p_i)`` and ``scale = 1``,
+    so ``sum_B weight_i ∇f_i`` is unbiased for ``sum_i ∇f_i``.
     """
 
     def __init__(self, probabilities, batch_size):
@@ -87,9 +85,8 @@ class Preferential(IndexedStrategy):
     Parameters
     ----------
     uniform_mix : float, default=0.1
-        Share of the uniform distribution mixed into the weights, so that
-        every row keeps probability at least ``uniform_mix / N`` (a zero
-        probability would bias the estimate).
+        Share of the uniform distribution mixed into the weights, so that every row keeps
+        probability at least ``uniform_mix / N`` (a zero probability would bias the estimate).
     correction : {"plain", "cv", "svrg"} or correction object, default="plain"
         ``"plain"``: eq. 8 below.  ``"cv"`` (eq. 12, as
         :class:`PreferentialCV`) and ``"svrg"`` sum gradient differences,
@@ -102,10 +99,9 @@ class Preferential(IndexedStrategy):
 
         g = ∇f_0(theta) + (1/b) sum_{i in B} ∇f_i(theta) / p_i
 
-    Unbiased.  Preprocessing: the mode and one pass of gradients (closed
-    form for GLMs).  ``b`` gradient evaluations per step.  At ``b >= N``
-    every row is used once instead (the exact sum, same cost, no noise).
-    ``preprocessing_`` gets ``subsampling_weights`` ``(n_samples,)``,
+    Unbiased.  Preprocessing: the mode and one pass of gradients (closed form for GLMs).  ``b``
+    gradient evaluations per step.  At ``b >= N`` every row is used once instead (the exact sum,
+    same cost, no noise).  ``preprocessing_`` gets ``subsampling_weights`` ``(n_samples,)``,
     ``preferential_weights`` (which kind), ``preferential_uniform_mix`` and
     ``preferential_max_weight_ratio`` (``N max_i p_i``).
 
@@ -149,10 +145,9 @@ class PreferentialCV(Preferential):
 
         g = ∇f_0(theta) + G + (1/b) sum_{i in B} [∇f_i(theta) - ∇f_i(theta_hat)] / p_i
 
-    with ``G = sum_i ∇f_i(theta_hat)``.  Unbiased.  Cost per step as
-    ``control_variates``: ``b`` evaluations for GLMs (anchor responses
-    stored as scalars), ``2 b`` otherwise.  At ``b >= N`` every row is used
-    once instead (the exact gradient at the same cost).  The preset
+    with ``G = sum_i ∇f_i(theta_hat)``.  Unbiased.  Cost per step as ``control_variates``: ``b``
+    evaluations for GLMs (anchor responses stored as scalars), ``2 b`` otherwise.  At ``b >= N``
+    every row is used once instead (the exact gradient at the same cost).  The preset
     ``Preferential(correction="cv")``.
 
     References

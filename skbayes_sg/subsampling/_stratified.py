@@ -30,10 +30,9 @@ def clustering_view(posterior, joint):
 class StratifiedIndex(BlockIndex):
     """Independent stratified minibatches: ``b_j`` rows from stratum ``j``.
 
-    Every step and chain draws, for every stratum, a uniform ``b_j``-subset
-    of its ``n_j`` rows (without replacement, independently across steps,
-    strata and chains).  ``weight_i = n_j / b_j`` and ``scale = 1``, so
-    ``sum_B weight_i ∇f_i`` is unbiased (seed 000 eq. 10).
+    Every step and chain draws, for every stratum, a uniform ``b_j``-subset of its ``n_j`` rows
+    (without replacement, independently across steps, strata and chains).  ``weight_i = n_j / b_j``
+    and ``scale = 1``, so ``sum_B weight_i ∇f_i`` is unbiased (seed 000 eq. 10).
     """
 
     def __init__(self, labels, allocation):
@@ -67,24 +66,20 @@ class Stratified(IndexedStrategy):
     Parameters
     ----------
     n_clusters : int, default=20
-        Number of strata ``k`` (seed 000 uses 10 for logistic regression and
-        20 for the neural network).  The strata used are
-        ``min(n_clusters, batch_size, n_samples)``, at least one per class when
-        ``features="xy"`` for a classifier; if that still exceeds
-        ``batch_size`` (more classes than ``b``), the two smallest strata are
-        merged repeatedly until there are ``b``.
+        Number of strata ``k`` (seed 000 uses 10 for logistic regression and 20 for the neural
+        network).  The strata used are ``min(n_clusters, batch_size, n_samples)``, at least one per
+        class when ``features="xy"`` for a classifier; if that still exceeds ``batch_size`` (more
+        classes than ``b``), the two smallest strata are merged repeatedly until there are ``b``.
     max_iter : int, default=5
         Lloyd iterations of k-means (epochs of ``MiniBatchKMeans`` above
         50,000 rows): early termination, seed 000 §4.1.
     features : {"xy", "x"}, default="xy"
-        What is clustered.  ``"x"``: the features alone (as seed 000).
-        ``"xy"``: for classifiers, the features within each class (gradients
-        of different classes point different ways, so mixed strata are
-        wide); for regression, ``[x_i, y_i]`` in the data's own units.
-        Measured whitened gradient noise relative to ``uniform`` (k=20,
-        b=100): breast cancer 0.54 ("xy") vs 0.63 ("x"), diabetes 0.89 vs
-        0.98, a 20,000-row synthetic binary task 0.82 vs 0.90; on digits
-        (10 classes, so only 2 clusters per class) "x" won, 0.53 vs 0.64.
+        What is clustered.  ``"x"``: the features alone (as seed 000).  ``"xy"``: for classifiers,
+        the features within each class (gradients of different classes point different ways, so
+        mixed strata are wide); for regression, ``[x_i, y_i]`` in the data's own units.  Measured
+        whitened gradient noise relative to ``uniform`` (k=20, b=100): breast cancer 0.54 ("xy") vs
+        0.63 ("x"), diabetes 0.89 vs 0.98, a 20,000-row synthetic binary task 0.82 vs 0.90; on
+        digits (10 classes, so only 2 clusters per class) "x" won, 0.53 vs 0.64.
     correction : {"plain", "cv", "svrg"} or correction object, default="plain"
         ``"plain"``: eq. 10 below.  ``"cv"``: control variates at the mode
         (methods.md §4) with the stratified index,
@@ -101,9 +96,8 @@ class Stratified(IndexedStrategy):
 
         g = ∇f_0(theta) + sum_j (n_j / b_j) sum_{i in B_j} ∇f_i(theta)   (eq. 10)
 
-    Unbiased for any strata (Lemma 3.3).  ``preprocessing_`` gets
-    ``strata_sizes`` (``n_j``), ``batch_allocation`` (``b_j``),
-    ``n_strata``, ``kmeans_seconds``, ``kmeans_inertia`` and
+    Unbiased for any strata (Lemma 3.3).  ``preprocessing_`` gets ``strata_sizes`` (``n_j``),
+    ``batch_allocation`` (``b_j``), ``n_strata``, ``kmeans_seconds``, ``kmeans_inertia`` and
     ``kmeans_iterations``.
 
     References

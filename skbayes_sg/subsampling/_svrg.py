@@ -45,11 +45,10 @@ def subset_gradient(posterior, rngs, theta, m):
 class RefreshedAnchor(MinibatchSum):
     """SVRG terms: per-chain anchors ``theta_a`` refreshed every ``tau`` steps.
 
-    At the first step and every ``tau`` steps after it, each chain sets
-    ``theta_a <- theta`` and ``g_a = (N/n1) sum_{B1} m_i ∇f_i(theta_a)`` on its
-    own uniform ``n1``-subset (exact when ``n1 = N``); that step costs ``n1``
-    and its minibatch sum vanishes.  The other steps cost ``2 b`` (current
-    and anchor gradients of the minibatch, GLMs included).
+    At the first step and every ``tau`` steps after it, each chain sets ``theta_a <- theta`` and
+    ``g_a = (N/n1) sum_{B1} m_i ∇f_i(theta_a)`` on its own uniform ``n1``-subset (exact when
+    ``n1 = N``); that step costs ``n1`` and its minibatch sum vanishes.  The other steps cost
+    ``2 b`` (current and anchor gradients of the minibatch, GLMs included).
     """
 
     per_row = 2

@@ -62,10 +62,9 @@ class ControlVariates(Uniform):
 
         g = ∇f_0(theta) + G + (N/b) sum_{i in B} [∇f_i(theta) - ∇f_i(theta_hat)]
 
-    Unbiased, with variance ``O(||theta - theta_hat||^2)``: near the mode it
-    is orders of magnitude below ``uniform`` (methods.md §4).  Cost per step:
-    one per-example gradient for GLMs (anchor terms stored as scalars), two
-    otherwise; plus one pass for ``G``.
+    Unbiased, with variance ``O(||theta - theta_hat||^2)``: near the mode it is orders of magnitude
+    below ``uniform`` (methods.md §4).  Cost per step: one per-example gradient for GLMs (anchor
+    terms stored as scalars), two otherwise; plus one pass for ``G``.
 
     References
     ----------
@@ -83,16 +82,14 @@ class SVRG(Uniform):
     Parameters
     ----------
     n1 : int, default=None
-        Anchor minibatch size ``|B1|``; must exceed ``batch_size`` (seed 001,
-        Theorem 6) unless it covers the data.  None means
-        ``min(N, 10 * batch_size)``; values ``>= N`` use the exact full-data
-        anchor gradient (SVRG-LD).
+        Anchor minibatch size ``|B1|``; must exceed ``batch_size`` (seed 001, Theorem 6) unless it
+        covers the data.  None means ``min(N, 10 * batch_size)``; values ``>= N`` use the exact
+        full-data anchor gradient (SVRG-LD).
     update_every : int, default=None
-        Anchor refresh interval ``tau`` in steps.  None means
-        ``max(1, n1 // batch_size)``: one epoch (``N / b`` steps) when the
-        anchor is exact, otherwise short enough that the anchor error,
-        frozen for ``tau`` steps, adds no more noise than a plain minibatch
-        of ``batch_size`` (see Notes).
+        Anchor refresh interval ``tau`` in steps.  None means ``max(1, n1 // batch_size)``: one
+        epoch (``N / b`` steps) when the anchor is exact, otherwise short enough that the anchor
+        error, frozen for ``tau`` steps, adds no more noise than a plain minibatch of
+        ``batch_size`` (see Notes).
 
     Notes
     -----
@@ -102,39 +99,32 @@ class SVRG(Uniform):
 
         g = ∇f_0(theta) + g_a + (N/b) sum_{i in B} [∇f_i(theta) - ∇f_i(theta_a)]
 
-    ``E[g] = ∇U(theta)`` only on average over ``B1`` as well as ``B``:
-    given the anchor, ``g`` is off by the anchor error ``e_a = g_a - sum_i
-    ∇f_i(theta_a)`` for ``tau`` steps.  Cost per chain: ``n1`` per refresh
-    (the correction is zero at the anchor, so refresh steps draw no ``B``)
-    and ``2b`` on the other steps, ``(n1 + 2b (tau - 1)) / tau`` per step on
-    average.  The correction's variance is ``O(||theta - theta_a||^2 / b)``,
-    but ``e_a`` (variance ``N^2 (1/n1 - 1/N) s^2``, with ``s^2`` the
-    per-example gradient variance) is *coloured* noise: held for ``tau``
-    steps it perturbs the chain like white noise of ``tau`` times its
-    variance (for ``tau h`` short of the mixing time; less beyond).  So the
-    estimator's ``pilot()``, whose noise sets ``step_size="auto"``, anchors
-    at the mode and redraws the anchor on ``m_eff = 1 / (tau (1/n1 - 1/N) +
-    1/N)`` rows at every call -- exactly that white-noise variance, plus the
-    correction's at the pilot's Laplace draws -- and ``step_size="auto"``
-    stays accurate (without this the pilot saw no noise and the
-    well-conditioned test posterior came out 40-60% too wide).  Unless
-    ``n1 = N`` the anchor error does not average out within an epoch, and at
-    equal cost a minibatch anchor is no better than ``uniform`` for the
-    stationary accuracy; ``n1 = N`` (SVRG-LD) is much better.  The anchors
-    work with any index: ``Stratified(correction="svrg")``,
-    ``Preferential(correction=SVRGAnchor(n1=...))``.  ``preprocessing_``
-    gets ``anchor_batch_size`` and ``anchor_update_every`` (the resolved
-    ``n1`` and ``tau``), ``svrg_n1``, ``svrg_update_every``,
-    ``svrg_evals_per_step`` and ``svrg_pilot_batch``.
+    ``E[g] = ∇U(theta)`` only on average over ``B1`` as well as ``B``: given the anchor, ``g`` is
+    off by the anchor error ``e_a = g_a - sum_i ∇f_i(theta_a)`` for ``tau`` steps.  Cost per chain:
+    ``n1`` per refresh (the correction is zero at the anchor, so refresh steps draw no ``B``) and
+    ``2b`` on the other steps, ``(n1 + 2b (tau - 1)) / tau`` per step on average.  The correction's
+    variance is ``O(||theta - theta_a||^2 / b)``, but ``e_a`` (variance ``N^2 (1/n1 - 1/N) s^2``,
+    with ``s^2`` the per-example gradient variance) is *coloured* noise: held for ``tau`` steps it
+    perturbs the chain like white noise of ``tau`` times its variance (for ``tau h`` short of the
+    mixing time; less beyond).  So the estimator's ``pilot()``, whose noise sets
+    ``step_size="auto"``, anchors at the mode and redraws the anchor on
+    ``m_eff = 1 / (tau (1/n1 - 1/N) + 1/N)`` rows at every call -- exactly that white-noise
+    variance, plus the correction's at the pilot's Laplace draws -- and ``step_size="auto"`` stays
+    accurate (without this the pilot saw no noise and the well-conditioned test posterior came out
+    40-60% too wide).  Unless ``n1 = N`` the anchor error does not average out within an epoch, and
+    at equal cost a minibatch anchor is no better than ``uniform`` for the stationary accuracy;
+    ``n1 = N`` (SVRG-LD) is much better.  The anchors work with any index:
+    ``Stratified(correction="svrg")``, ``Preferential(correction=SVRGAnchor(n1=...))``.
+    ``preprocessing_`` gets ``anchor_batch_size`` and ``anchor_update_every`` (the resolved ``n1``
+    and ``tau``), ``svrg_n1``, ``svrg_update_every``, ``svrg_evals_per_step`` and
+    ``svrg_pilot_batch``.
 
     References
     ----------
-    Chen, C., Wang, W., Zhang, Y., Su, Q. and Carin, L. (2017). A convergence
-    analysis for a class of practical variance-reduction stochastic gradient
-    MCMC. arXiv:1709.01180 (Algorithm 1).
-    Dubey, K. A., Reddi, S. J., Williamson, S. A., Poczos, B., Smola, A. J.
-    and Xing, E. P. (2016). Variance reduction in stochastic gradient
-    Langevin dynamics. NeurIPS.
+    Chen, C., Wang, W., Zhang, Y., Su, Q. and Carin, L. (2017). A convergence analysis for a class
+    of practical variance-reduction stochastic gradient MCMC. arXiv:1709.01180 (Algorithm 1).
+    Dubey, K. A., Reddi, S. J., Williamson, S. A., Poczos, B., Smola, A. J. and Xing, E. P. (2016).
+    Variance reduction in stochastic gradient Langevin dynamics. NeurIPS.
     """
 
     name = "svrg"

@@ -9,9 +9,8 @@ ELEMENTS = 1 << 22  # ... and at most this many floats in a chunk's widest tempo
 def row_chunks(n_rows, width=1, *, rows=ROWS, elements=ELEMENTS):
     """Slices that cover ``range(n_rows)`` in order, in chunks of bounded memory.
 
-    A chunk has at most ``rows`` rows and at most ``elements // width`` rows,
-    so a temporary of ``width`` floats per row stays below ``elements``
-    floats (32 MiB in float64).
+    A chunk has at most ``rows`` rows and at most ``elements // width`` rows, so a temporary of
+    ``width`` floats per row stays below ``elements`` floats (32 MiB in float64).
 
     Parameters
     ----------

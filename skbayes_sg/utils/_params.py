@@ -1,10 +1,9 @@
 """``get_params`` / ``set_params`` for sampler and strategy objects.
 
-Samplers and subsampling strategies are plain hyperparameter holders, like
-scikit-learn estimators: ``__init__`` stores its keyword arguments verbatim.
-This mixin gives them the parameter protocol that :func:`sklearn.base.clone`
-and :class:`~sklearn.model_selection.GridSearchCV` (``sampler__friction``,
-``subsampling__n_clusters``) rely on, without making them estimators.
+Samplers and subsampling strategies are plain hyperparameter holders, like scikit-learn estimators:
+``__init__`` stores its keyword arguments verbatim.  This mixin gives them the parameter protocol
+that :func:`sklearn.base.clone` and :class:`~sklearn.model_selection.GridSearchCV`
+(``sampler__friction``, ``subsampling__n_clusters``) rely on, without making them estimators.
 """
 
 import inspect
@@ -63,10 +62,9 @@ class ParamsMixin:
     def validate(self):
         """Check every hyperparameter; raise a ValueError naming the bad one.
 
-        ``fit`` calls it before any pass over the data.  The checks are the
-        class's ``_parameter_constraints`` (scikit-learn's declarative
-        constraints, as for the estimators); subclasses add cross-parameter
-        and nested checks.
+        ``fit`` calls it before any pass over the data.  The checks are the class's
+        ``_parameter_constraints`` (scikit-learn's declarative constraints, as for the estimators);
+        subclasses add cross-parameter and nested checks.
         """
         validate_parameter_constraints(self._parameter_constraints,
                                        self.get_params(deep=False),

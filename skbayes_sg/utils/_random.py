@@ -7,15 +7,13 @@ Stream layout (documented contract, relied on for reproducibility):
 keyed by its *name* rather than by its position in a spawn order, so adding
 a consumer changes no other draw:
 
-* ``streams.child(name)`` -- preprocessing consumers, one Generator each:
-  ``"mode"`` (mode-finding subsamples and initialisation), ``"curvature"``
-  (power iteration), ``"strategy"`` (k-means seeds, weights' Monte Carlo),
-  ``"pilot"`` (gradient-noise pilot positions and minibatches), ``"batch"``
+* ``streams.child(name)`` -- preprocessing consumers, one Generator each: ``"mode"`` (mode-finding
+  subsamples and initialisation), ``"curvature"`` (power iteration), ``"strategy"`` (k-means seeds,
+  weights' Monte Carlo), ``"pilot"`` (gradient-noise pilot positions and minibatches), ``"batch"``
   (the rebuild at an automatic batch size), ``"init"`` (chain starting points);
-* ``streams.noise[c]`` and ``streams.index[c]`` -- chain ``c``'s diffusion noise
-  and minibatch indices.  Chains never share a stream, so chain ``c`` gets
-  identical draws whether it runs alone, with others, or in another process
-  (``n_jobs``);
+* ``streams.noise[c]`` and ``streams.index[c]`` -- chain ``c``'s diffusion noise and minibatch
+  indices.  Chains never share a stream, so chain ``c`` gets identical draws whether it runs alone,
+  with others, or in another process (``n_jobs``);
 * ``streams.retry(k)`` -- fresh chain streams for the ``k``-th restart after a
   divergence in warm-up.
 """
