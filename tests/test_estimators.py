@@ -211,3 +211,23 @@ def test_auto_batch_is_capped_by_the_number_of_rows(noisy_logistic):
         est = BayesianLogisticRegression(subsampling="uniform", n_warmup=50, n_draws=50,
                                          n_chains=2, random_state=0).fit(X[:700], y[:700])
     assert 100 < est.diagnostics_["batch_size"] <= 700
+
+
+@pytest.mark.parametrize("init", ["mode", "zeros", "prior", "laplace"])
+def test_init_sets_where_the_chains_start(cancer, init):
+    # a negligible step keeps the first stored draw at the start point
+    X, y = cancer
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf = BayesianLogisticRegression(sampler="sgld", step_size=1e-12, n_warmup=0,
+                                         n_draws=4, init=init, random_state=0).fit(X, y)
+    first = clf.draws_[:, 0]
+    if init == "mode":
+        np.testing.assert_allclose(first, np.tile(clf.mode_, (4, 1)), atol=1e-5)
+    elif init == "zeros":
+        np.testing.assert_allclose(first, 0.0, atol=1e-5)
+    else:  # random starts: distinct chains; prior draws have the prior's scale
+        assert np.all(np.std(first, axis=0) > 0)
+        if init == "prior":
+            sd = 1.0 / np.sqrt(clf.prior_.precision)
+            assert 0.5 < np.mean(np.abs(first) / sd) / np.sqrt(2 / np.pi) < 1.5

@@ -147,8 +147,10 @@ def test_svrg_rejects_small_anchor_batches(make_problem):
     with pytest.raises(ValueError, match="n1=20 <= batch_size=20"):
         SVRG(n1=20).build(pb, lap, batch_size=20, rng=rng)
     assert SVRG(n1=100).build(pb, lap, batch_size=100, rng=rng).terms.n1 == 100  # n1 == N
-    assert SVRGAnchor().resolve(10_000, 100) == (1000, 10)
-    assert SVRGAnchor().resolve(500, 100) == (500, 5)
+    # defaults: the paper's regime n1 >> tau b (n1 = 100 b, tau = n1 / (10 b))
+    assert SVRGAnchor().resolve(100_000, 100) == (10_000, 10)
+    assert SVRGAnchor().resolve(5_000, 100) == (5_000, 5)  # exact anchor, tau b = N / 10
+    assert SVRGAnchor().resolve(500, 100) == (500, 1)
     assert SVRG(n1=300).max_batch_size(1000) == 299 and SVRG().max_batch_size(1000) == 1000
 
 
@@ -308,10 +310,13 @@ def test_estimators_smoke(strategy, sampler, cancer):
         assert mlp.score(Xb, yb) > 0.9
     d, pre, n_steps = clf.diagnostics_, clf.preprocessing_, 200
     if strategy == "svrg":
-        assert pre["anchor_batch_size"] == X.shape[0] and pre["anchor_update_every"] == 5
-        assert pre["svrg_n1"] == X.shape[0]
-        # 40 refreshes of N rows + 160 corrected steps of 2b, per chain
-        assert d["sampling_grad_evals"] == 2 * (40 * X.shape[0] + 160 * 200)
+        N, b = X.shape[0], d["batch_size"]
+        tau = max(1, N // (10 * b))  # n1 = min(N, 100 b) = N: the exact anchor
+        assert pre["anchor_batch_size"] == pre["svrg_n1"] == N
+        assert pre["anchor_update_every"] == tau
+        # per chain: a refresh of N rows every tau steps, 2b rows on the other steps
+        refreshes = -(-n_steps // tau)
+        assert d["sampling_grad_evals"] == 2 * (refreshes * N + (n_steps - refreshes) * 2 * b)
     else:
         assert pre["ewsg_evals_per_step"] == 200
         assert d["sampling_grad_evals"] == 2 * n_steps * 200

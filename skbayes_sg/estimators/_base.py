@@ -14,7 +14,7 @@ from ..models import GaussianPrior, Posterior
 from ..samplers import SAMPLERS, BaseSampler
 from ..subsampling import SUBSAMPLING, BaseStrategy
 from ..utils import ApproximationWarning, ConvergenceWarning, make_rng, make_streams
-from ._fit import check_combination, prepare, resolve, sample_with_retries
+from ._fit import STARTS, check_combination, prepare, resolve, sample_with_retries
 from ._progress import make_progress
 from ._report import _ReportMixin
 
@@ -52,6 +52,7 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+        "init": [StrOptions(set(STARTS))],
     }
     _init_dispersion = 1.0
     _convergence_hint = ""
@@ -87,7 +88,7 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
         prep = prepare(Posterior(model, prior, X, y_enc), sampler, strategy,
                        batch_size=self.batch_size, step_size=self.step_size,
                        preconditioner=self.preconditioner, n_chains=self.n_chains,
-                       streams=streams, dispersion=self._init_dispersion)
+                       streams=streams, dispersion=self._init_dispersion, init=self.init)
         t1 = time.perf_counter()
         progress = make_progress(self.verbose)
         if progress is not None:

@@ -56,6 +56,13 @@ default=see signature
         chain ids, steps done, rate (steps/s), elapsed time and ETA; one line at the end with the
         cost and the worst R-hat / ESS.  ``2``: a line per block of steps (up to 256) and the
         preprocessing details.
+    init : {"laplace", "mode", "zeros", "prior"}, default="laplace"
+        Where the chains start.  ``"laplace"``: independent draws of the Laplace approximation
+        around the mode (the MLP at a tenth of its spread), so warm-up is short.  ``"mode"``: all
+        at the mode.  ``"zeros"`` and ``"prior"`` (prior draws; flat-prior coordinates such as
+        ``log noise_std`` at 0) are cold starts, for measuring how fast a sampler forgets its
+        start (the convergence-speed claims of the seed papers); the mode and the
+        preconditioner are still computed.
 """
 
 COMMON_ATTRIBUTES = """\

@@ -54,9 +54,29 @@ def check_combination(sampler, strategy):
     strategy.check_sampler(sampler)
 
 
+def _prior_draws(posterior, laplace, rng, n, scale):
+    """Draws of the Gaussian prior (coordinates with a flat prior stay at 0)."""
+    prec = posterior.prior.precision
+    sd = np.where(prec > 0, 1.0 / np.sqrt(np.where(prec > 0, prec, 1.0)), 0.0)
+    return rng.standard_normal((n, sd.size)) * sd
+
+
+# init= of the estimators: (posterior, laplace, rng, n_chains, dispersion) -> (n_chains, p)
+STARTS = {
+    "laplace": lambda pst, lap, rng, n, scale: lap.draws(rng, n, scale=scale),
+    "mode": lambda pst, lap, rng, n, scale: np.tile(lap.mode, (n, 1)),
+    "zeros": lambda pst, lap, rng, n, scale: np.zeros((n, lap.mode.size)),
+    "prior": _prior_draws,
+}
+
+
 def prepare(posterior, sampler, strategy, *, batch_size, step_size, preconditioner, n_chains,
-            streams, dispersion=1.0):
+            streams, dispersion=1.0, init="laplace"):
     """Mode, Laplace approximation, preconditioner, gradient estimator, tuning, start points.
+
+    The chains start where ``init`` says (a key of :data:`STARTS`): Laplace
+    draws around the mode scaled by ``dispersion`` (the default), the mode,
+    zeros, or prior draws (cold starts, for convergence-speed experiments).
 
     BLAS runs on one thread: the work is a long series of small products over row chunks, which
     gain little from a second thread, and with the other core busy (joblib chains, another job) a
@@ -71,7 +91,7 @@ def prepare(posterior, sampler, strategy, *, batch_size, step_size, precondition
         precond = identity() if preconditioner is None else from_laplace(laplace)
         estimator, tuning = tune(sampler, strategy, posterior, laplace, precond,
                                  batch_size=batch_size, step_size=step_size, streams=streams)
-    theta0 = laplace.draws(streams.child("init"), n_chains, scale=dispersion)
+    theta0 = STARTS[init](posterior, laplace, streams.child("init"), n_chains, dispersion)
     evals = (mode.n_grad_evals + laplace_evals + tuning.n_grad_evals
              + estimator.preprocessing_evals)
     info = {"preprocessing_grad_evals": int(evals), "curvature": tuning.curvature,

@@ -78,7 +78,7 @@ class BayesianLogisticRegression(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC)
     def __init__(self, *, prior_scale=1.0, fit_intercept=True, sampler="sghmc",
                  subsampling="preferential_cv", batch_size="auto", step_size="auto",
                  preconditioner="auto", n_warmup=500, n_draws=1000, thin=1, n_chains=4,
-                 n_jobs=None, random_state=None, verbose=0):
+                 n_jobs=None, random_state=None, verbose=0, init="laplace"):
         _store_params(self, locals())
 
     def _make_model(self, n_features, n_classes):

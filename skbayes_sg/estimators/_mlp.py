@@ -102,7 +102,7 @@ class BayesianMLPClassifier(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC):
     def __init__(self, *, hidden_layer_sizes=(100,), activation="relu", prior_scale=1.0,
                  fit_intercept=True, sampler="sgnht", subsampling="uniform", batch_size=100,
                  step_size="auto", preconditioner="auto", n_warmup=1000, n_draws=100, thin=10,
-                 n_chains=2, n_jobs=None, random_state=None, verbose=0):
+                 n_chains=2, n_jobs=None, random_state=None, verbose=0, init="laplace"):
         _store_params(self, locals())
 
     def _hidden(self):

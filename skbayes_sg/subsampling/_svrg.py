@@ -138,13 +138,13 @@ class SVRGAnchor(BaseCorrection):
     def resolve(self, n_rows, batch_size):
         """``(n1, tau)`` for ``n_rows`` rows and minibatches of ``batch_size``."""
         N, b = int(n_rows), int(batch_size)
-        n1 = min(N, 10 * b if self.n1 is None else int(self.n1))
+        n1 = min(N, 100 * b if self.n1 is None else int(self.n1))
         if n1 <= b and n1 < N:
             raise ValueError(
                 f"svrg needs an anchor minibatch larger than the step's: n1={n1} <= "
                 f"batch_size={b} (seed 001, Theorem 6). Use n1 > {b}, n1 >= n_samples "
-                "for the exact anchor, or n1=None (min(N, 10 * batch_size)).")
-        tau = max(1, n1 // b) if self.update_every is None else int(self.update_every)
+                "for the exact anchor, or n1=None (min(N, 100 * batch_size)).")
+        tau = max(1, n1 // (10 * b)) if self.update_every is None else int(self.update_every)
         return n1, tau
 
     def build(self, posterior, laplace, *, batch_size):
