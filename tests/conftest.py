@@ -168,7 +168,7 @@ def _fit_exact_linear(X, y, s, **kw):
     from skbayes_sg import BayesianLinearRegression
 
     reg = BayesianLinearRegression(noise_std=s, fit_intercept=False, prior_scale=1.0,
-                                   random_state=0, **kw)
+                                   normalize_y=False, random_state=0, **kw)
     return reg.fit(X, y)
 
 

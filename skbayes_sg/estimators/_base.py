@@ -7,7 +7,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from ..diagnostics import assess
 from ..models import GaussianPrior, Posterior
@@ -59,7 +59,7 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
     _is_classifier = False
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Find the mode, preprocess, and draw posterior samples.
 
         Parameters
@@ -68,6 +68,11 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
             Training data (dense; float32 stays float32).
         y : array-like of shape (n_samples,)
             Targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative row weights: row ``i``'s log-likelihood is multiplied by
+            ``sample_weight[i]`` (an integer weight is the same posterior as repeating the row;
+            the data size ``N`` of the subsampling estimators is their sum).  Every subsampling
+            strategy combines them with its own weights.
 
         Returns
         -------
@@ -77,15 +82,19 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32],
                              y_numeric=not self._is_classifier)
         y_enc, n_outputs = self._encode_targets(y)
+        weight = self._row_weights(X, y, sample_weight)
+        if weight is not None and np.any(weight == 0):  # rows that contribute nothing
+            keep = weight > 0
+            X, y_enc, weight = X[keep], y_enc[keep], weight[keep]
         sampler, strategy = resolve(self.sampler, SAMPLERS), resolve(self.subsampling, SUBSAMPLING)
         sampler.validate()
         strategy.validate()
         check_combination(sampler, strategy)
         streams = make_streams(self.random_state, self.n_chains)
         model = self._make_model(X.shape[1], n_outputs)
-        prior = self._make_prior(model, y)
+        prior = self._make_prior(model, y_enc)
         t0 = time.perf_counter()
-        prep = prepare(Posterior(model, prior, X, y_enc), sampler, strategy,
+        prep = prepare(Posterior(model, prior, X, y_enc, weight), sampler, strategy,
                        batch_size=self.batch_size, step_size=self.step_size,
                        preconditioner=self.preconditioner, n_chains=self.n_chains,
                        streams=streams, dispersion=self._init_dispersion, init=self.init)
@@ -106,6 +115,16 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
         if progress is not None:
             progress.finished(self.diagnostics_)
         return self
+
+    def _row_weights(self, X, y, sample_weight):
+        """Row multiplicities of the posterior: ``sample_weight`` (None when all ones)."""
+        if sample_weight is None:
+            return None
+        w = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        if not w.sum() > 0:
+            raise ValueError("sample_weight sums to zero: at least one row needs a positive "
+                             "weight.")
+        return None if np.all(w == 1.0) else w
 
     def _make_prior(self, model, y):
         return GaussianPrior(model.prior_precision(self.prior_scale, self._intercept_scale(y)))
@@ -154,10 +173,21 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
 
     def _posterior_mean(self):
         pooled = self.draws_.reshape(-1, self.draws_.shape[-1]).mean(axis=0)
-        return self.model_.unpack(pooled)
+        return self._to_user(self.model_.unpack(pooled))
+
+    def _to_user(self, named):
+        """Named draws in the user's units (identity; the regressor undoes ``normalize_y``)."""
+        return named
 
     def _pooled_draws(self):
         return self.draws_.reshape(-1, self.draws_.shape[-1])
+
+    def _prediction_draws(self, n):
+        """At most ``n`` pooled draws, evenly spaced (deterministic)."""
+        pooled = self._pooled_draws()
+        if n >= pooled.shape[0]:
+            return pooled
+        return pooled[np.linspace(0, pooled.shape[0] - 1, n).round().astype(np.intp)]
 
     def sample_posterior(self, n_samples=None, random_state=None):
         """Posterior draws as a dict of named arrays.
@@ -185,7 +215,7 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
             rng = make_rng(random_state)
             replace = n_samples > pooled.shape[0]
             pooled = pooled[rng.choice(pooled.shape[0], size=n_samples, replace=replace)]
-        return self.model_.unpack(pooled)
+        return self._to_user(self.model_.unpack(pooled))
 
     def _validate_X_predict(self, X):
         return validate_data(self, X, reset=False, dtype=[np.float64, np.float32])

@@ -1,6 +1,10 @@
 """Shared classifier behaviour: target encoding and posterior-predictive output."""
 
+from numbers import Integral
+
 import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
@@ -15,6 +19,10 @@ class _ClassifierMixin:
     """``classes_``, encoding, ``predict_proba`` averaged over all draws."""
 
     _is_classifier = True
+    _classifier_constraints = {
+        "class_weight": [dict, StrOptions({"balanced"}), None],
+        "n_predict_draws": [Interval(Integral, 1, None, closed="left")],
+    }
 
     def _encode_targets(self, y):
         check_classification_targets(y)
@@ -26,6 +34,14 @@ class _ClassifierMixin:
             )
         return self._code_targets(codes), self.classes_.shape[0]
 
+    def _row_weights(self, X, y, sample_weight):
+        """``sample_weight`` times the weight of each row's class (``class_weight``)."""
+        w = super()._row_weights(X, y, sample_weight)
+        if self.class_weight is None:
+            return w
+        cw = compute_sample_weight(self.class_weight, y)
+        return cw if w is None else w * cw
+
     def _code_targets(self, codes):
         return codes
 
@@ -33,7 +49,9 @@ class _ClassifierMixin:
         return 10.0 * max(self.prior_scale, 1.0)
 
     def predict_proba(self, X):
-        """Posterior-predictive class probabilities (mean over all draws).
+        """Posterior-predictive class probabilities: the mean over ``n_predict_draws`` draws.
+
+        Rows are processed in chunks, so the extra memory does not grow with ``n_samples``.
 
         Parameters
         ----------
@@ -42,15 +60,15 @@ class _ClassifierMixin:
         Returns
         -------
         proba : ndarray of shape (n_samples, n_classes)
-            Deterministic: no random numbers are drawn.
+            Deterministic: the draws are evenly spaced over the stored ones.
         """
         check_is_fitted(self)
         X = self._validate_X_predict(X)
-        draws = self._pooled_draws()
+        draws = self._prediction_draws(self.n_predict_draws)
         out = np.empty((X.shape[0], len(self.classes_)))
         width = draws.shape[0] * len(self.classes_)
         for sl in row_chunks(X.shape[0], width, rows=X.shape[0], elements=_CHUNK_ELEMENTS):
-            out[sl] = self.model_.predict_output(draws, X[sl]).mean(axis=0)
+            out[sl] = self.model_.predict_mean(draws, X[sl])
         return out
 
     def predict_log_proba(self, X):

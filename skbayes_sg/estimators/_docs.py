@@ -65,6 +65,19 @@ default=see signature
         preconditioner are still computed.
 """
 
+CLASSIFIER_PARAMETERS = """\
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes, as in :class:`~sklearn.linear_model.LogisticRegression`: each
+        row's log-likelihood is multiplied by its class's weight (times its ``sample_weight``);
+        ``"balanced"`` uses ``n_samples / (n_classes * np.bincount(y))``.
+    n_predict_draws : int, default=200
+        Posterior draws averaged by :meth:`predict_proba` (evenly spaced over all stored draws
+        of all chains, so predictions are deterministic).  The Monte-Carlo sd of a predicted
+        probability is its posterior sd over ``sqrt(n_predict_draws)``: 7% of it at 200, which
+        adds 0.25% to the total predictive variance, while prediction costs ``n_predict_draws``
+        times a point estimate's (``sample_posterior`` still gives every draw).
+"""
+
 COMMON_ATTRIBUTES = """\
     draws_ : ndarray of shape (n_chains, n_draws, n_params)
         Stored posterior draws of the flat parameter vector.

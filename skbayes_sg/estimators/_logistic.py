@@ -2,11 +2,12 @@
 
 import numpy as np
 from sklearn.base import ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
 
 from ..models import LogisticModel
 from ._base import _BaseSGMCMC, _store_params
 from ._classifier import _ClassifierMixin
-from ._docs import COMMON_ATTRIBUTES, COMMON_PARAMETERS, REFERENCES, REPORT_NOTES
+from ._docs import CLASSIFIER_PARAMETERS, COMMON_ATTRIBUTES, COMMON_PARAMETERS, REFERENCES, REPORT_NOTES
 
 __all__ = ["BayesianLogisticRegression"]
 
@@ -26,8 +27,7 @@ class BayesianLogisticRegression(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC)
         intercepts get a broad ``N(0, (10 max(prior_scale, 1))^2)`` prior.
     fit_intercept : bool, default=True
         Whether to fit intercepts.
-{COMMON_PARAMETERS}
-    Attributes
+{COMMON_PARAMETERS}{CLASSIFIER_PARAMETERS}    Attributes
     ----------
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
         Posterior mean of the weights.
@@ -78,8 +78,12 @@ class BayesianLogisticRegression(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC)
     def __init__(self, *, prior_scale=1.0, fit_intercept=True, sampler="sghmc",
                  subsampling="preferential_cv", batch_size="auto", step_size="auto",
                  preconditioner="auto", n_warmup=500, n_draws=1000, thin=1, n_chains=4,
-                 n_jobs=None, random_state=None, verbose=0, init="laplace"):
+                 n_jobs=None, random_state=None, verbose=0, init="laplace",
+                 class_weight=None, n_predict_draws=200):
         _store_params(self, locals())
+
+    _parameter_constraints: dict = {**_BaseSGMCMC._parameter_constraints,
+                                    **_ClassifierMixin._classifier_constraints}
 
     def _make_model(self, n_features, n_classes):
         return LogisticModel(n_features, n_classes, self.fit_intercept)
@@ -92,3 +96,23 @@ class BayesianLogisticRegression(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC)
     def _store_summaries(self):
         mean = self._posterior_mean()
         self.coef_, self.intercept_ = mean["coef"], mean["intercept"]
+
+    def decision_function(self, X):
+        """Posterior-mean logits ``X coef_.T + intercept_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Binary: the logit of ``classes_[1]`` (as :class:`~sklearn.linear_model.
+            LogisticRegression`); multiclass: one column per class.  The sign of the binary
+            score is that of the point prediction at the posterior mean, which can differ
+            from :meth:`predict` (the posterior-predictive average) near the boundary.
+        """
+        check_is_fitted(self)
+        X = self._validate_X_predict(X)
+        scores = X @ self.coef_.T + self.intercept_
+        return scores[:, 0] if scores.shape[1] == 1 else scores

@@ -8,7 +8,7 @@ from sklearn.utils._param_validation import StrOptions
 from ..models import MLPModel
 from ._base import _BaseSGMCMC, _store_params
 from ._classifier import _ClassifierMixin
-from ._docs import COMMON_ATTRIBUTES, COMMON_PARAMETERS, REFERENCES, REPORT_NOTES
+from ._docs import CLASSIFIER_PARAMETERS, COMMON_ATTRIBUTES, COMMON_PARAMETERS, REFERENCES, REPORT_NOTES
 
 __all__ = ["BayesianMLPClassifier"]
 
@@ -31,8 +31,7 @@ class BayesianMLPClassifier(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC):
         of standardized inputs); biases get ``10 max(prior_scale, 1)``.
     fit_intercept : bool, default=True
         Whether layers have biases.
-{COMMON_PARAMETERS}
-    Attributes
+{COMMON_PARAMETERS}{CLASSIFIER_PARAMETERS}    Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
         Class labels.
@@ -81,7 +80,7 @@ class BayesianMLPClassifier(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC):
     """
 
     _parameter_constraints: dict = {
-        **_BaseSGMCMC._parameter_constraints,
+        **_BaseSGMCMC._parameter_constraints, **_ClassifierMixin._classifier_constraints,
         "hidden_layer_sizes": [tuple, list, Integral],
         "activation": [StrOptions({"relu", "tanh", "logistic"})],
     }
@@ -102,7 +101,8 @@ class BayesianMLPClassifier(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC):
     def __init__(self, *, hidden_layer_sizes=(100,), activation="relu", prior_scale=1.0,
                  fit_intercept=True, sampler="sgnht", subsampling="uniform", batch_size=100,
                  step_size="auto", preconditioner="auto", n_warmup=1000, n_draws=100, thin=10,
-                 n_chains=2, n_jobs=None, random_state=None, verbose=0, init="laplace"):
+                 n_chains=2, n_jobs=None, random_state=None, verbose=0, init="laplace",
+                 class_weight=None, n_predict_draws=200):
         _store_params(self, locals())
 
     def _hidden(self):

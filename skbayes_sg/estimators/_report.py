@@ -43,7 +43,7 @@ class _ReportMixin:
             size = int(np.prod(shape, dtype=int))
             slices[name], start = slice(start, start + size), start + size
         out = {}
-        for name, values in self.model_.unpack(self.draws_).items():
+        for name, values in self._to_user(self.model_.unpack(self.draws_)).items():
             if name in slices:
                 out[name] = (values, slices[name])
             elif f"log_{name}" in shapes:  # sampled on the log scale

@@ -7,7 +7,10 @@ Conventions (every model follows them; the layers above rely on them):
 * Data ``X`` is either shared by all rows of ``theta`` -- shape ``(b, d)`` --
   or gathered per chain -- shape ``(C, b, d)`` (independent minibatches of
   several chains).  ``y`` is ``(b,)`` or ``(C, b)`` to match; ``weight``
-  (optional) has the shape of ``y``.  ``X`` may be float32 or float64.
+  (optional) has the shape of ``y``.  ``X`` may be float32 or float64.  The GLMs
+  (linear, logistic) also take a CSR matrix ``(b, d)`` as shared ``X`` and
+  :class:`~skbayes_sg.models._sparse.ChainRows` as gathered ``X``
+  (``Posterior.rows`` gathers either kind); ``per_example_grad`` then returns CSR.
 * Targets are pre-encoded by the estimator: binary logistic ``y`` in
   {-1., +1.}; softmax ``y`` integer class codes 0..K-1; regression ``y`` float.
 * ``f_i(theta) = -log p(y_i | x_i, theta)``; everything returned is about the
@@ -24,6 +27,7 @@ Methods of a model (all pure, no RNG, no state):
 ``per_example_grad(theta1, X, y)``    ``(b, p)`` for one position ``theta1 (p,)``.
 ``hessian(theta1, X, y, weight)``     ``(p, p)`` sum_i w_i grad^2 f_i (GLMs; the MLP raises).
 ``hessian_diag(theta1, X, y, weight)`` ``(p,)`` exact for GLMs, Gauss-Newton for the MLP.
+``hessian_vector(theta1, X, y, V, weight)`` ``(l, p)``: rows ``sum_i w_i grad^2 f_i v`` (GLMs).
 ``predict_output(draws, X)``          ``(S, n, K)`` probabilities (classifiers) or
                                       ``(S, n)`` means (regression), for draws ``(S, p)``.
 
@@ -42,6 +46,9 @@ the anchor as scalars (one gradient evaluation per example per step instead of t
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
+
+from ._sparse import is_sparse, sparse_predictor, sparse_response_grad
 
 __all__ = ["GaussianPrior", "Likelihood", "NoisePrior", "as_float64", "design",
            "linear_predictor"]
@@ -59,6 +66,36 @@ class Likelihood:
     exact_hessian = False
     random_init = False
     is_regression = False
+
+    def hessian_vector(self, theta1, X, y, V, weight=None):
+        """Likelihood Hessian times vectors: ``sum_i w_i ∇²f_i v`` for the rows ``v`` of ``V``.
+
+        GLMs only: ``∇²f_i = x~_i x~_i^T c_i`` (``c_i = d^2 f_i / d z_i^2``), so the product is
+        ``sum_i w_i c_i (x~_i . v) x~_i``: the directional linear predictors ``x~_i . v`` (those of
+        ``theta = v``), times the curvature, summed as a gradient.  ``O(l nnz)``, no ``p x p``.
+
+        Parameters
+        ----------
+        theta1 : ndarray of shape (p,)
+        X, y, weight
+            Rows (dense or sparse), targets and optional weights.
+        V : ndarray of shape (l, p)
+
+        Returns
+        -------
+        HV : ndarray of shape (l, p)
+        """
+        c = self.curvature(theta1, X, y)
+        return self.grad_from_response(self._curvature_times(c, self._z(V, X)), X, weight)
+
+    @staticmethod
+    def _curvature_times(c, zv):
+        """``d^2 f_i / d z_i^2`` applied to directions ``zv`` (scalar curvature)."""
+        return zv * c
+
+    def predict_mean(self, draws, X):
+        """The mean of ``predict_output(draws, X)`` over the draws: ``(n, K)`` or ``(n,)``."""
+        return self.predict_output(draws, X).mean(axis=0)
 
 
 @dataclass(frozen=True, eq=False)
@@ -124,7 +161,9 @@ def as_float64(X):
 def scalar_response_grad(r, X, fit_intercept, out):
     """``out[:, :d+1] = sum_i r_i [x_i, 1]`` for scalar responses ``r`` ``(C, b)``; ``out``."""
     d = X.shape[-1]
-    if X.ndim == 2:
+    if is_sparse(X):
+        out[:, :d] = sparse_response_grad(X, r[:, None, :])[:, 0]
+    elif X.ndim == 2:
         np.matmul(r, X, out=out[:, :d])
     else:
         np.matmul(r[:, None, :], X, out=out[:, None, :d])
@@ -134,7 +173,13 @@ def scalar_response_grad(r, X, fit_intercept, out):
 
 
 def design(X, fit_intercept):
-    """GLM design rows ``[x_i, 1]`` (``[x_i]`` without intercept) as float64 ``(n, d1)``."""
+    """GLM design rows ``[x_i, 1]`` (``[x_i]`` without intercept) as float64 ``(n, d1)``.
+
+    Sparse ``X`` gives a CSR design.
+    """
+    if sp.issparse(X):
+        X = X.astype(np.float64, copy=False)
+        return sp.hstack([X, np.ones((X.shape[0], 1))], format="csr") if fit_intercept else X
     X = np.asarray(X, dtype=np.float64)
     return np.hstack([X, np.ones((X.shape[0], 1))]) if fit_intercept else X
 
@@ -144,7 +189,7 @@ def linear_predictor(X, W, b=None):
 
     Parameters
     ----------
-    X : ndarray of shape (n, d) or (C, n, d)
+    X : ndarray of shape (n, d) or (C, n, d), CSR matrix or ChainRows
     W : ndarray of shape (C, d) or (C, K, d)
     b : ndarray of shape (C,) or (C, K), optional
 
@@ -153,7 +198,10 @@ def linear_predictor(X, W, b=None):
     z : ndarray of shape (C, n) or (C, n, K)
     """
     multi, X = W.ndim == 3, as_float64(X)
-    if X.ndim == 3:
+    if is_sparse(X):
+        z = sparse_predictor(X, W if multi else W[:, None, :])
+        z = z.transpose(0, 2, 1) if multi else z[:, 0]
+    elif X.ndim == 3:
         Wt = W.transpose(0, 2, 1) if multi else W[:, :, None]
         z = np.matmul(X, Wt)
         z = z if multi else z[..., 0]

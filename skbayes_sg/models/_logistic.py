@@ -6,6 +6,8 @@ import numpy as np
 from scipy.special import expit, log_expit, logsumexp, softmax
 
 from ._base import Likelihood, as_float64, design, linear_predictor, scalar_response_grad
+from ._sparse import (draw_chunks, is_sparse, outer_rows, sparse_predictor, sparse_response_grad,
+                      squared, weighted_gram)
 
 __all__ = ["LogisticModel"]
 
@@ -94,7 +96,10 @@ class LogisticModel(Likelihood):
         if self._rows == 1:
             return linear_predictor(X, theta[:, :nw], theta[:, nw] if self.fit_intercept else None)
         W, X = theta[:, :nw].reshape(theta.shape[0], self._rows, self.n_features), as_float64(X)
-        z = np.matmul(W, X.T if X.ndim == 2 else X.transpose(0, 2, 1))
+        if is_sparse(X):
+            z = sparse_predictor(X, W)
+        else:
+            z = np.matmul(W, X.T if X.ndim == 2 else X.transpose(0, 2, 1))
         if self.fit_intercept:
             z += theta[:, nw:, None]
         return z
@@ -142,8 +147,11 @@ class LogisticModel(Likelihood):
         out = np.empty((C, self.n_params))
         if self._rows == 1:
             return scalar_response_grad(r, X, self.fit_intercept, out)
-        rt = r.transpose(0, 2, 1)
-        np.matmul(rt, X, out=out[:, :nw].reshape(C, self._rows, self.n_features))
+        rt, coef = r.transpose(0, 2, 1), out[:, :nw].reshape(C, self._rows, self.n_features)
+        if is_sparse(X):
+            coef[...] = sparse_response_grad(X, np.ascontiguousarray(rt))
+        else:
+            np.matmul(rt, X, out=coef)
         if self.fit_intercept:
             rt.sum(axis=2, out=out[:, nw:])
         return out
@@ -153,17 +161,10 @@ class LogisticModel(Likelihood):
         return self.grad_from_response(self.response(theta, X, y), X, weight)
 
     def per_example_grad(self, theta1, X, y):
-        """Per-example gradients ``(b, p)`` at one position ``theta1 (p,)``."""
+        """Per-example gradients ``(b, p)`` at one position ``theta1 (p,)`` (CSR for sparse X)."""
         r = self.response(theta1[None], X, y)[0]
-        n, nw = X.shape[0], self._nw
-        out = np.empty((n, self.n_params))
-        if self._rows == 1:
-            np.multiply(r[:, None], X, out=out[:, :nw])
-        else:
-            np.multiply(r[:, :, None], X[:, None, :], out=out[:, :nw].reshape(n, self._rows, -1))
-        if self.fit_intercept:
-            out[:, nw:] = r if self._rows > 1 else r[:, None]
-        return out
+        r = r if self._rows > 1 else r[:, None]
+        return outer_rows(r, X, r if self.fit_intercept else np.empty((r.shape[0], 0)))
 
     def curvature(self, theta1, X, y=None):
         """GLM curvature terms at one position ``theta1 (p,)``.
@@ -177,18 +178,33 @@ class LogisticModel(Likelihood):
             return expit(z) * expit(-z)
         return softmax(z.T, axis=-1)
 
+    @staticmethod
+    def _curvature_times(c, zv):
+        """``(diag(s_i) - s_i s_i^T) zv_i`` (softmax, ``c`` the probabilities) or ``c_i zv_i``."""
+        if c.ndim == 1:
+            return zv * c
+        sz = zv * c.T  # (l, K, n)
+        sz -= c.T * sz.sum(axis=1, keepdims=True)
+        return sz.transpose(0, 2, 1)
+
     def hessian(self, theta1, X, y, weight=None):
-        """Exact likelihood Hessian ``sum_i w_i grad^2 f_i`` ``(p, p)`` (no prior)."""
+        """Exact likelihood Hessian ``sum_i w_i grad^2 f_i`` ``(p, p)`` (no prior).
+
+        Softmax blocks ``H_kl = X~^T diag(w (delta_kl s_k - s_k s_l)) X~``, one weighted Gram
+        matrix per pair ``k <= l`` (dense or sparse ``X`` alike).
+        """
         c = self.curvature(theta1, X, y)
         X1 = design(X, self.fit_intercept)
         w = np.ones(X1.shape[0]) if weight is None else np.asarray(weight, dtype=np.float64)
         if self._rows == 1:
-            return (X1 * (w * c)[:, None]).T @ X1
-        n, K, d1 = X1.shape[0], self._rows, X1.shape[1]
-        G = (c[:, :, None] * X1[:, None, :]).reshape(n, K * d1)
-        H = -(G * w[:, None]).T @ G
+            return weighted_gram(X1, w * c)
+        K, d1 = self._rows, X1.shape[1]
+        H = np.empty((K * d1, K * d1))
         for k in range(K):
-            H[k * d1:(k + 1) * d1, k * d1:(k + 1) * d1] += (X1 * (w * c[:, k])[:, None]).T @ X1
+            for m in range(k, K):
+                B = weighted_gram(X1, w * c[:, k] * ((k == m) - c[:, m]))
+                H[k * d1:(k + 1) * d1, m * d1:(m + 1) * d1] = B
+                H[m * d1:(m + 1) * d1, k * d1:(k + 1) * d1] = B.T
         order = np.empty(K * d1, dtype=np.intp)  # position in theta of (k, j)
         grid = order.reshape(K, d1)
         grid[:, :self.n_features] = np.arange(self._nw).reshape(K, self.n_features)
@@ -205,12 +221,35 @@ class LogisticModel(Likelihood):
             c = c * (1.0 - c)
         if weight is not None:
             c = c * (weight if c.ndim == 1 else weight[:, None])
-        X = np.asarray(X, dtype=np.float64)
+        X = as_float64(X)
         out = np.empty(self.n_params)
-        out[:self._nw] = (c.T @ (X * X)).ravel()
+        out[:self._nw] = np.asarray(squared(X).T @ c).T.ravel()
         if self.fit_intercept:
             out[self._nw:] = c.sum(axis=0)
         return out
+
+    def predict_mean(self, draws, X):
+        """Class probabilities ``(n, K)`` averaged over draws ``(S, p)``.
+
+        Binary: one exponential per draw and row, in place: ``s = e / (1 + e)`` with
+        ``e = exp(-|z|)`` is the smaller class probability (accurate even when tiny), and with
+        ``d = 1 - 2 s``, ``P(1) = mean(s) + mean(d [z > 0])`` and ``P(0) = mean(s) + mean(d) -
+        mean(d [z > 0])`` (the two ``d`` means cancel exactly where every draw agrees).
+        """
+        if self._rows > 1:
+            return super().predict_mean(draws, X)
+        z = self._z(np.atleast_2d(draws), X)
+        s = np.abs(z)
+        np.negative(s, out=s)
+        np.exp(s, out=s)
+        d = s + 1.0
+        np.divide(s, d, out=s)
+        np.multiply(s, -2.0, out=d)
+        d += 1.0
+        ms, md = s.mean(axis=0), d.mean(axis=0)
+        d *= z > 0
+        mdp = d.mean(axis=0)
+        return np.stack([ms + md - mdp, ms + mdp], axis=1)
 
     def predict_output(self, draws, X):
         """Class probabilities ``(S, n, K)`` for draws ``(S, p)``.
@@ -221,12 +260,11 @@ class LogisticModel(Likelihood):
         draws = np.atleast_2d(draws)
         S, n, K = draws.shape[0], X.shape[0], max(self.n_classes, 2)
         out = np.empty((S, n, K))
-        step = max(1, _MAX_PREDICT_ELEMENTS // max(1, n * K))
-        for s0 in range(0, S, step):
-            z = self._z(draws[s0:s0 + step], X)
+        for sl in draw_chunks(draws.shape, n, K, _MAX_PREDICT_ELEMENTS):
+            z = self._z(draws[sl], X)
             if self._rows == 1:
-                expit(-z, out=out[s0:s0 + step, :, 0])
-                expit(z, out=out[s0:s0 + step, :, 1])
+                expit(-z, out=out[sl, :, 0])
+                expit(z, out=out[sl, :, 1])
             else:
-                out[s0:s0 + step] = self._softmax_inplace(z).transpose(0, 2, 1)
+                out[sl] = self._softmax_inplace(z).transpose(0, 2, 1)
         return out

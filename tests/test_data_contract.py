@@ -1,0 +1,120 @@
+"""scikit-learn's data contract: sample and class weights, prediction at scale, target scaling."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_breast_cancer, load_diabetes
+from sklearn.preprocessing import StandardScaler
+
+from skbayes_sg import BayesianLinearRegression, BayesianLogisticRegression, BayesianMLPClassifier
+from skbayes_sg.utils import ConvergenceWarning
+
+FAST = dict(n_warmup=100, n_draws=200, n_chains=2, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def diabetes():
+    X, y = load_diabetes(return_X_y=True)
+    return StandardScaler().fit_transform(X), y
+
+
+@pytest.fixture(scope="module")
+def cancer():
+    X, y = load_breast_cancer(return_X_y=True)
+    return StandardScaler().fit_transform(X), y
+
+
+def _repeated(X, y, w):
+    return np.repeat(X, w, axis=0), np.repeat(y, w)
+
+
+def test_integer_weights_are_repeated_rows_linear(diabetes):
+    # fixed noise: the posterior is Gaussian and the mode and Laplace covariance are exact,
+    # so weights and repeated rows must agree to rounding; the draws within Monte Carlo
+    X, y = diabetes
+    w = np.random.default_rng(0).integers(0, 4, size=len(y))
+    kw = dict(noise_std=50.0, **FAST)
+    weighted = BayesianLinearRegression(**kw).fit(X, y, sample_weight=w)
+    Xr, yr = _repeated(X, y, w)
+    repeated = BayesianLinearRegression(**kw).set_params(normalize_y=False)
+    weighted_raw = BayesianLinearRegression(normalize_y=False, **kw).fit(X, y, sample_weight=w)
+    repeated.fit(Xr, yr)
+    np.testing.assert_allclose(weighted_raw.mode_, repeated.mode_, rtol=1e-6)
+    draws_w, draws_r = (e.sample_posterior()["coef"] for e in (weighted_raw, repeated))
+    sd = draws_r.std(0)
+    assert np.all(np.abs(draws_w.mean(0) - draws_r.mean(0)) < 0.25 * sd)
+    assert np.all(np.abs(draws_w.std(0) / sd - 1) < 0.25)
+    assert weighted.preprocessing_["batch_size"] >= 1  # normalize_y path runs too
+
+
+def test_integer_weights_are_repeated_rows_logistic(cancer):
+    X, y = cancer
+    w = np.random.default_rng(1).integers(1, 3, size=len(y))
+    a = BayesianLogisticRegression(**FAST).fit(X, y, sample_weight=w)
+    b = BayesianLogisticRegression(**FAST).fit(*_repeated(X, y, w))
+    np.testing.assert_allclose(a.mode_, b.mode_, rtol=1e-6, atol=1e-6)
+    da, db = a.sample_posterior()["coef"], b.sample_posterior()["coef"]
+    assert np.all(np.abs(da.mean(0) - db.mean(0)) < 0.3 * db.std(0))
+
+
+def test_sample_weight_validation(cancer):
+    X, y = cancer
+    with pytest.raises(ValueError, match="(?i)negative"):
+        BayesianLogisticRegression(**FAST).fit(X, y, sample_weight=-np.ones(len(y)))
+    with pytest.raises(ValueError, match="non-zero|sums to zero"):
+        BayesianLogisticRegression(**FAST).fit(X, y, sample_weight=np.zeros(len(y)))
+    ones = BayesianLogisticRegression(**FAST).fit(X, y, sample_weight=np.ones(len(y)))
+    none = BayesianLogisticRegression(**FAST).fit(X, y)
+    np.testing.assert_array_equal(ones.draws_, none.draws_)
+
+
+@pytest.mark.parametrize("Est", [BayesianLogisticRegression, BayesianMLPClassifier])
+def test_class_weight_is_a_row_weight(cancer, Est):
+    X, y = cancer
+    kw = dict(FAST, n_draws=20) if Est is BayesianMLPClassifier else FAST
+    if Est is BayesianMLPClassifier:
+        kw["hidden_layer_sizes"] = (4,)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        a = Est(class_weight={0: 3.0, 1: 1.0}, **kw).fit(X, y)
+        b = Est(**kw).fit(X, y, sample_weight=np.where(y == 0, 3.0, 1.0))
+    np.testing.assert_array_equal(a.draws_, b.draws_)
+    balanced = BayesianLogisticRegression(class_weight="balanced", **FAST).fit(X, y)
+    counts = np.bincount(y)
+    expected = np.where(y == 0, len(y) / (2 * counts[0]), len(y) / (2 * counts[1]))
+    assert np.isclose(balanced.diagnostics_["data_passes"] > 0, True)
+    assert np.isclose(expected.sum(), len(y))
+
+
+def test_linear_predictive_closed_form_matches_the_draws(diabetes):
+    X, y = diabetes
+    reg = BayesianLinearRegression(**FAST).fit(X, y)
+    mean, std = reg.predict(X, return_std=True)
+    draws = reg.sample_posterior()
+    means = draws["coef"] @ X.T + draws["intercept"][:, None]
+    np.testing.assert_allclose(mean, means.mean(0), rtol=1e-10)
+    np.testing.assert_allclose(std, np.sqrt(means.var(0) + np.mean(draws["noise_std"] ** 2)),
+                               rtol=1e-8)
+    assert reg.score(X, y) > 0.45  # unscaled y (sd 77): normalize_y keeps the prior sensible
+    assert 50 < reg.noise_std_ < 60 and abs(reg.intercept_ - y.mean()) < 10
+    samples = reg.sample_y(X[:3], n_samples=4000, random_state=0)
+    assert np.all(np.abs(samples.mean(1) - mean[:3]) < 5 * std[:3] / np.sqrt(4000) + 1)
+
+
+def test_predict_proba_uses_evenly_spaced_draws(cancer):
+    X, y = cancer
+    clf = BayesianLogisticRegression(n_predict_draws=50, **FAST).fit(X, y)
+    draws = clf._pooled_draws()
+    pick = draws[np.linspace(0, len(draws) - 1, 50).round().astype(int)]
+    np.testing.assert_allclose(clf.predict_proba(X),
+                               clf.model_.predict_output(pick, X).mean(0), rtol=1e-9)
+    full = clf.set_params(n_predict_draws=10_000).predict_proba(X)
+    np.testing.assert_allclose(full, clf.model_.predict_output(draws, X).mean(0), rtol=1e-9)
+
+
+def test_decision_function_is_the_posterior_mean_logit(cancer):
+    X, y = cancer
+    clf = BayesianLogisticRegression(**FAST).fit(X, y)
+    np.testing.assert_allclose(clf.decision_function(X), X @ clf.coef_[0] + clf.intercept_[0])
+    assert np.mean((clf.decision_function(X) > 0) == (clf.predict(X) == 1)) > 0.99
