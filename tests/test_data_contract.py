@@ -118,3 +118,36 @@ def test_decision_function_is_the_posterior_mean_logit(cancer):
     clf = BayesianLogisticRegression(**FAST).fit(X, y)
     np.testing.assert_allclose(clf.decision_function(X), X @ clf.coef_[0] + clf.intercept_[0])
     assert np.mean((clf.decision_function(X) > 0) == (clf.predict(X) == 1)) > 0.99
+
+
+def test_feature_names_in_summary_and_arviz(cancer):
+    pd = pytest.importorskip("pandas")
+    X, y = cancer
+    names = [f"f{i}" for i in range(X.shape[1])]
+    clf = BayesianLogisticRegression(**FAST).fit(pd.DataFrame(X, columns=names), y)
+    assert "coef[0,f3]" in str(clf.summary(max_rows=100))
+    az = pytest.importorskip("arviz")
+    idata = clf.to_inference_data()
+    assert idata.posterior["coef"].dims[-1] == "feature"
+    assert list(idata.posterior["feature"].values) == names
+    assert isinstance(az, object)
+
+
+def test_pointwise_log_likelihood_and_loo(diabetes):
+    az = pytest.importorskip("arviz")
+    X, y = diabetes
+    reg = BayesianLinearRegression(**FAST).fit(X, y)
+    ll = reg.log_likelihood(X, y)
+    draws = reg.sample_posterior()
+    mu = draws["coef"] @ X.T + draws["intercept"][:, None]
+    sd = draws["noise_std"][:, None]
+    manual = -0.5 * ((y - mu) / sd) ** 2 - np.log(sd) - 0.5 * np.log(2 * np.pi)
+    np.testing.assert_allclose(ll.reshape(-1, len(y)), manual, rtol=1e-9, atol=1e-9)
+    idata = reg.to_inference_data(X, y)
+    loo, waic = az.loo(idata), az.waic(idata)
+    lppd = np.sum(np.log(np.mean(np.exp(ll.reshape(-1, len(y))), axis=0)))
+    assert np.isfinite(loo.elpd_loo) and loo.elpd_loo < lppd < loo.elpd_loo + 30
+    assert 5 < loo.p_loo < 25 and abs(waic.elpd_waic - loo.elpd_loo) < 5
+    other = BayesianLinearRegression(prior_scale=0.01, **FAST).fit(X, y)
+    table = az.compare({"default": idata, "tight": other.to_inference_data(X, y)})
+    assert table.index[0] == "default"

@@ -60,9 +60,20 @@ class PosteriorSummary:
         One line describing the run.
     """
 
-    def __init__(self, groups, cost, warnings, header, max_rows=30):
+    def __init__(self, groups, cost, warnings, header, max_rows=30, axis_labels=None):
         self.groups, self.cost, self.warnings = groups, cost, list(warnings)
         self.header, self.max_rows = header, max_rows
+        self.axis_labels = {} if axis_labels is None else axis_labels
+
+    def _labels(self, name, shape):
+        """``name[i,j]`` per parameter, with an axis's labels (feature names) where given."""
+        axes = self.axis_labels.get(name, {})
+
+        def part(ax, i):
+            return str(axes[ax][i]) if ax in axes else str(i)
+
+        return [name + (f"[{','.join(part(ax, i) for ax, i in enumerate(idx))}]" if idx else "")
+                for idx in np.ndindex(shape)]
 
     def __getitem__(self, name):
         return self.groups[name]
@@ -79,7 +90,7 @@ class PosteriorSummary:
         """The plain-text table of one group (its 5 worst R-hats if it is large)."""
         cols = self.groups[name]
         shape = next(iter(cols.values())).shape
-        labels = [name + (f"[{','.join(map(str, i))}]" if i else "") for i in np.ndindex(shape)]
+        labels = self._labels(name, shape)
         flat = {k: np.ravel(v) for k, v in cols.items()}
         max_rows = self.max_rows if max_rows is None else max_rows
         title = f"{name} {shape}" if shape else name

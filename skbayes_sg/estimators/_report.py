@@ -5,13 +5,12 @@ per parameter group with cost and warnings, the kernel Stein discrepancy of
 the stored draws against the exact posterior's score, and ArviZ export.
 """
 
-import inspect
-
 import numpy as np
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d
 
 from ..diagnostics import kernel_stein_discrepancy, summarize
 from ..utils import make_rng, row_chunks
+from ._inference_data import inference_data, pointwise_log_likelihood
 from ._posterior_summary import PosteriorSummary, convergence_warnings
 
 __all__ = ["_ReportMixin"]
@@ -96,13 +95,20 @@ class _ReportMixin:
         header = (f"{type(self).__name__}: {C} chains x {D} draws, {p} parameters; "
                   f"sampler {_name(self.sampler)}, subsampling {_name(self.subsampling)}, "
                   f"step size {d['step_size']:.3g}")
-        return PosteriorSummary(groups, cost, warnings, header, max_rows)
+        return PosteriorSummary(groups, cost, warnings, header, max_rows, self._axis_labels())
+
+    def _axis_labels(self):
+        """``{group: {axis: feature names}}`` when ``feature_names_in_`` exists."""
+        names = getattr(self, "feature_names_in_", None)
+        if names is None:
+            return {}
+        return {group: {axis: list(names)} for group, axis in self.model_.feature_axes.items()}
 
     def _training_targets(self, y, n_rows):
         y = column_or_1d(y)
         check_consistent_length(np.empty(n_rows), y)
-        if not getattr(self, "_is_classifier", False):
-            return np.asarray(y, dtype=float)
+        if not getattr(self, "_is_classifier", False):  # the fitted (normalized) units
+            return (np.asarray(y, dtype=float) - self.y_mean_) / self.y_scale_
         codes = np.clip(np.searchsorted(self.classes_, y), 0, len(self.classes_) - 1)
         unseen = self.classes_[codes] != y
         if np.any(unseen):
@@ -152,29 +158,40 @@ class _ReportMixin:
             theta = theta[np.sort(pick)]
         return kernel_stein_discrepancy(theta, self._scores(theta, X, y), c=c)
 
-    def to_inference_data(self):
+    def log_likelihood(self, X, y):
+        """Pointwise log-likelihood of every stored draw on ``(X, y)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Targets in the user's labels / units.
+
+        Returns
+        -------
+        loglik : ndarray of shape (n_chains, n_draws, n_samples)
+            ``log p(y_i | x_i, theta)`` for each draw (the input of PSIS-LOO and WAIC).
+        """
+        check_is_fitted(self)
+        X = self._validate_X_predict(X)
+        return pointwise_log_likelihood(self, X, self._training_targets(y, X.shape[0]))
+
+    def to_inference_data(self, X=None, y=None):
         """The draws as an ArviZ ``InferenceData`` (needs ``pip install arviz``).
+
+        Parameters
+        ----------
+        X, y : array-like, optional
+            Data (usually the training data) for the ``log_likelihood`` and ``observed_data``
+            groups, which ``arviz.loo``, ``arviz.waic`` and ``arviz.compare`` need.
 
         Returns
         -------
         idata : arviz.InferenceData
-            ``posterior`` holds one variable per parameter group (``coef``,
-            ``intercept``, ``noise_std``, ``coef_0``, ...) with dimensions
-            ``(chain, draw, *shape)``; ``sample_stats`` the step size.
+            ``posterior`` holds one variable per parameter group (``coef``, ``intercept``,
+            ``noise_std``, ``coef_0``, ...) in the user's units with dimensions ``(chain, draw,
+            *shape)`` (the feature axis named ``feature``, with ``feature_names_in_`` as
+            coordinates when X had column names); ``sample_stats`` the step size.
         """
         check_is_fitted(self)
-        try:
-            import arviz as az
-        except ImportError as exc:
-            raise ImportError("to_inference_data needs ArviZ: pip install arviz") from exc
-        posterior = {name: np.asarray(v) for name, (v, _) in self._groups().items()}
-        C, D = self.draws_.shape[:2]
-        steps = np.asarray(self.diagnostics_["step_size_per_chain"], dtype=float)
-        stats = {"step_size": np.repeat(steps.reshape(C, 1), D, axis=1)}
-        d = self.diagnostics_
-        attrs = {"inference_library": "skbayes_sg", "sampler": _name(self.sampler),
-                 "subsampling": _name(self.subsampling),
-                 **{k: d[k] for k in ("n_grad_evals", "data_passes", "sampling_seconds")}}
-        if "posterior" in inspect.signature(az.from_dict).parameters:  # ArviZ < 1.0
-            return az.from_dict(posterior=posterior, sample_stats=stats, attrs=attrs)
-        return az.from_dict({"posterior": posterior, "sample_stats": stats})
+        return inference_data(self, X, y)

@@ -66,6 +66,7 @@ class Likelihood:
     exact_hessian = False
     random_init = False
     is_regression = False
+    feature_axes = {}  # parameter group -> axis of its shape that runs over the features
 
     def hessian_vector(self, theta1, X, y, V, weight=None):
         """Likelihood Hessian times vectors: ``sum_i w_i ∇²f_i v`` for the rows ``v`` of ``V``.

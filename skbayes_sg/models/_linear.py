@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._base import Likelihood, as_float64, design, linear_predictor, scalar_response_grad
+from ._sparse import draw_chunks, outer_rows, squared, weighted_gram
 
 __all__ = ["GaussianLinearModel"]
 
@@ -44,6 +45,7 @@ class GaussianLinearModel(Likelihood):
     noise_std: float | None = None
     n_params: int = field(init=False, repr=False, compare=False)
     exact_hessian = is_regression = True
+    feature_axes = {"coef": 0}
     n_outputs = 1
 
     def __post_init__(self):
@@ -142,18 +144,15 @@ class GaussianLinearModel(Likelihood):
         return out
 
     def per_example_grad(self, theta1, X, y):
-        """Per-example gradients ``(b, p)`` at one position ``theta1 (p,)``."""
+        """Per-example gradients ``(b, p)`` at one position ``theta1 (p,)`` (CSR for sparse X)."""
         theta = theta1[None]
         iv = self._inv_var(theta)
         e = (y - self._z(theta, X))[0]
         r = -e * iv if np.ndim(iv) == 0 else -e * iv[0, 0]
-        out = np.empty((X.shape[0], self.n_params))
-        np.multiply(r[:, None], X, out=out[:, :self.n_features])
-        if self.fit_intercept:
-            out[:, self.n_features] = r
+        tail = [r] if self.fit_intercept else []
         if self.noise_std is None:
-            out[:, -1] = 1.0 - e * e * iv[0, 0]
-        return out
+            tail.append(1.0 - e * e * iv[0, 0])
+        return outer_rows(r[:, None], X, np.column_stack(tail) if tail else np.empty((r.size, 0)))
 
     def curvature(self, theta1, X, y=None):
         """``d^2 f_i / d z_i^2 = 1 / sigma^2`` for every example ``(n,)``."""
@@ -177,9 +176,9 @@ class GaussianLinearModel(Likelihood):
         w, X1, e, iv = self._blocks(theta1, X, y, weight)
         H = np.empty((self.n_params, self.n_params))
         nl = self._nl
-        H[:nl, :nl] = iv * (X1 * w[:, None]).T @ X1
+        H[:nl, :nl] = iv * weighted_gram(X1, w)
         if self.noise_std is None:
-            H[:nl, -1] = H[-1, :nl] = 2.0 * iv * ((w * e) @ X1)
+            H[:nl, -1] = H[-1, :nl] = 2.0 * iv * (X1.T @ (w * e))
             H[-1, -1] = 2.0 * iv * (w @ (e * e))
         return H
 
@@ -187,11 +186,15 @@ class GaussianLinearModel(Likelihood):
         """Diagonal of the exact likelihood Hessian ``(p,)``."""
         w, X1, e, iv = self._blocks(theta1, X, y, weight)
         out = np.empty(self.n_params)
-        out[:self._nl] = iv * (w @ (X1 * X1))
+        out[:self._nl] = iv * (squared(X1).T @ w)
         if self.noise_std is None:
             out[-1] = 2.0 * iv * (w @ (e * e))
         return out
 
     def predict_output(self, draws, X):
-        """Predictive means ``(S, n)`` for draws ``(S, p)``."""
-        return self._z(np.atleast_2d(draws), X)
+        """Predictive means ``(S, n)`` for draws ``(S, p)``, in chunks of draws."""
+        draws = np.atleast_2d(draws)
+        out = np.empty((draws.shape[0], X.shape[0]))
+        for sl in draw_chunks(draws.shape, X.shape[0]):
+            out[sl] = self._z(draws[sl], X)
+        return out

@@ -48,6 +48,7 @@ class LogisticModel(Likelihood):
     fit_intercept: bool = True
     n_params: int = field(init=False, repr=False, compare=False)
     is_glm = exact_hessian = True
+    feature_axes = {"coef": 1}
 
     def __post_init__(self):
         rows = 1 if self.n_classes == 2 else self.n_classes

@@ -77,6 +77,7 @@ class MLPModel(Likelihood):
     fit_intercept: bool = True
     n_params: int = field(init=False, repr=False, compare=False)
     random_init = True
+    feature_axes = {"coef_0": 0}
 
     def __post_init__(self):
         units = tuple(int(u) for u in self.layer_units)
