@@ -73,9 +73,10 @@ def test_hmc_with_subsampled_gradient_is_refused():
         BayesianLogisticRegression(sampler="hmc", subsampling="uniform").fit(X, y_bin)
 
 
-def test_sparse_is_a_type_error():
+def test_sparse_is_a_type_error_for_the_mlp():
+    # the GLM estimators take sparse X (tests/test_sparse.py); the MLP does not
     with pytest.raises(TypeError, match="dense"):
-        BayesianLogisticRegression(**FAST).fit(sp.csr_matrix(X), y_bin)
+        BayesianMLPClassifier(**FAST).fit(sp.csr_matrix(X), y_bin)
 
 
 def test_divergence_is_reported_not_nan():

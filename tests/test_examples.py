@@ -22,6 +22,7 @@ FIGURES = {
     "plot_mlp_digits.py": ["mlp_digits.png"],
     "plot_model_selection.py": ["model_selection.png"],
     "plot_large_data.py": ["large_data.png"],
+    "plot_text_classification.py": ["text_classification.png"],
 }
 
 

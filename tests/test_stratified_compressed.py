@@ -131,6 +131,8 @@ def test_strata_moments_and_batch_smaller_than_k(problem, estimates, within_5se)
     (Compressed, {"radius": -1.0}, "radius"),
     (Compressed, {"target_ratio": 0.0}, "target_ratio"),
     (Compressed, {"n_refine": -1}, "n_refine"),
+    (Compressed, {"clustering": "lsh"}, "clustering"),
+    (Compressed, {"clustering": "sequential"}, "radius"),
     (Compressed, {"inner": "compressed"}, "inner"),
     (Compressed, {"inner": Stratified(n_clusters=0)}, "n_clusters"),
 ])
@@ -141,13 +143,15 @@ def test_validate_names_the_bad_parameter(strategy, bad, param):
 
 
 # --------------------------------------------------------------------------- compressed
-def test_compress_radius_contract(problem):
+@pytest.mark.parametrize("method", ["bisect", "sequential"])
+def test_compress_radius_contract(method, problem):
     pb, _, rng = problem("softmax", n=400)
     X = np.vstack([pb.X, pb.X[:10]])  # duplicates
     y = np.concatenate([pb.y, pb.y[:10]])
     counts = []
     for radius in [0.0, 0.2, 0.5, 1.0, 2.0, 4.0]:
-        comp = compress(RowView(X), groups=y, radius=radius)
+        comp = compress(RowView(X), groups=y, radius=radius, method=method,
+                        rng=np.random.default_rng(3))
         assert comp.counts.sum() == X.shape[0] and np.all(comp.radii <= radius + 1e-12)
         for j in rng.choice(comp.counts.size, 5):
             rows = comp.labels == j
@@ -155,30 +159,72 @@ def test_compress_radius_contract(problem):
             np.testing.assert_allclose(X[rows].mean(0), comp.centroids[j])
             assert np.linalg.norm(X[rows] - comp.centroids[j], axis=1).max() <= radius + 1e-12
         counts.append(comp.counts.size)
-    assert counts[0] == 400 and np.all(np.diff(counts) <= 0) and counts[-1] < 30
-    assert compress(RowView(X), groups=y, n_clusters=57).counts.size == 57
+    assert counts[0] == (400 if method == "bisect" else 410)  # duplicates merge in "bisect"
+    assert np.all(np.diff(counts) <= 0) and counts[-1] < 40
+    if method == "bisect":
+        assert compress(RowView(X), groups=y, n_clusters=57).counts.size == 57
+    else:
+        with pytest.raises(ValueError, match="radius for method='sequential'"):
+            compress(RowView(X), groups=y, n_clusters=57, method=method)
     w = rng.integers(1, 4, size=X.shape[0]).astype(float)
-    comp = compress(RowView(X), groups=y, weight=w, radius=1.0, chunk=100)
-    j = 0
-    np.testing.assert_allclose(np.average(X[comp.labels == j], axis=0, weights=w[comp.labels == j]),
-                               comp.centroids[j])
-    assert comp.counts.sum() == w.sum()
+    comp = compress(RowView(X), groups=y, weight=w, radius=1.0, chunk=100, method=method,
+                    rng=np.random.default_rng(3))
+    assert comp.counts.sum() == w.sum() and np.all(comp.radii <= 1.0 + 1e-12)
+    for j in range(comp.counts.size):
+        rows = comp.labels == j
+        np.testing.assert_allclose(np.average(X[rows], axis=0, weights=w[rows]),
+                                   comp.centroids[j])
+        assert comp.counts[j] == pytest.approx(w[rows].sum())
 
 
-def test_compressed_kl_shrinks_with_radius(diabetes_problem):
+def _algorithm_1(Z, delta, order):
+    """Seed 003's Algorithm 1 written out literally (brute-force nearest neighbour, lists)."""
+    clusters, of = [], {}
+    for i in order:
+        earlier = [k for k in of if np.linalg.norm(Z[i] - Z[k]) <= 2 * delta]
+        if earlier:
+            k = min(earlier, key=lambda k: (np.linalg.norm(Z[i] - Z[k]), k))
+            S = clusters[of[k]] + [i]
+            if np.linalg.norm(Z[S] - Z[S].mean(0), axis=1).max() <= delta:
+                clusters[of[k]], of[i] = S, of[k]
+                continue
+        clusters.append([i])
+        of[i] = len(clusters) - 1
+    return clusters
+
+
+@pytest.mark.parametrize("delta", [0.05, 0.3, 0.8])
+def test_sequential_is_algorithm_1(delta):
+    rng = np.random.default_rng(7)
+    Z = np.vstack([rng.normal(size=(60, 3)) * 0.3, rng.normal(size=(60, 3)) * 0.3 + 2.0])
+    comp = compress(RowView(Z), radius=delta, method="sequential", rng=np.random.default_rng(1))
+    order = np.random.default_rng(1).permutation(Z.shape[0])
+    expected = {frozenset(S) for S in _algorithm_1(Z, delta, order)}
+    got = {frozenset(np.flatnonzero(comp.labels == j)) for j in range(comp.counts.size)}
+    assert got == expected and comp.n_rounds == 1
+    again = compress(RowView(Z), radius=delta, method="sequential", rng=np.random.default_rng(1))
+    np.testing.assert_array_equal(again.labels, comp.labels)  # deterministic given rng
+    other = compress(RowView(Z), radius=delta, method="sequential", rng=np.random.default_rng(2))
+    assert other.counts.sum() == Z.shape[0] and np.all(other.radii <= delta + 1e-12)
+
+
+@pytest.mark.parametrize("clustering", ["bisect", "sequential"])
+def test_compressed_kl_shrinks_with_radius(clustering, diabetes_problem):
+    # exact linear case: the compressed posterior is Gaussian, KL(p || p~) in closed form
     pb, lap, s, mean, cov = _linear_diabetes(diabetes_problem)
     kls, ratios = [], []
-    for radius in [0.0, 0.1, 0.2, 0.5]:
-        est = Compressed(radius=radius).build(pb, lap, batch_size=50,
-                                              rng=np.random.default_rng(0))
+    for radius in [0.0, 0.02, 0.05, 0.1, 0.2, 0.5]:
+        est = Compressed(radius=radius, clustering=clustering).build(
+            pb, lap, batch_size=50, rng=np.random.default_rng(0))
         prec, m = _compressed_exact(est.posterior, s)
         d = m - mean
         kl = 0.5 * (np.trace(prec @ cov) + d @ prec @ d - pb.X.shape[1]
                     - np.linalg.slogdet(prec)[1] - np.linalg.slogdet(cov)[1])
         kls.append(kl), ratios.append(est.outputs["compression_ratio"])
         assert est.exact and est.outputs["compression_radius"] <= radius + 1e-12
-    assert kls[0] < 1e-8 and ratios[0] == 1.0
-    assert np.all(np.diff(kls) > 0) and np.all(np.diff(ratios) < 0)
+        assert est.posterior.weight.sum() == pb.n_rows
+    assert kls[0] < 1e-8 and ratios[0] == 1.0 and kls[1] < 1e-6 and kls[-1] > 1.0
+    assert np.all(np.diff(kls) >= 0) and np.all(np.diff(ratios) <= 0) and ratios[-1] < 0.6
 
 
 def test_compression_shift_is_the_exact_mode_shift_for_fixed_noise_linear(diabetes_problem):
@@ -302,6 +348,13 @@ def test_compressed_through_estimators(cancer):
     mlp = BayesianMLPClassifier(hidden_layer_sizes=(8,), subsampling=Compressed(
         radius=0.3, inner="stratified"), **FAST).fit(X, y)
     assert mlp.preprocessing_["compression_ratio"] < 1 and mlp.preprocessing_["n_strata"] >= 1
+    seq = [BayesianLogisticRegression(sampler="hmc", subsampling=Compressed(
+        radius=0.3, clustering="sequential"), **{**FAST, "random_state": seed}).fit(X, y)
+        for seed in (0, 0, 1)]
+    assert seq[0].preprocessing_["compression_radius"] <= 0.3
+    assert seq[0].preprocessing_["n_centroids"] == seq[1].preprocessing_["n_centroids"]
+    np.testing.assert_array_equal(seq[0].draws_, seq[1].draws_)
+    assert seq[0].score(X, y) > 0.9 and seq[2].score(X, y) > 0.9
     with pytest.raises(ValueError, match="exact full-data gradient"):
         BayesianLogisticRegression(sampler="hmc", subsampling=Compressed(inner="uniform"),
                                    **FAST).fit(X, y)

@@ -55,6 +55,7 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
         "init": [StrOptions(set(STARTS))],
     }
     _init_dispersion = 1.0
+    _sparse = "csr"  # sparse X accepted (converted to CSR once); False for the MLP
     _convergence_hint = ""
     _is_classifier = False
 
@@ -64,8 +65,9 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data (dense; float32 stays float32).
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data (float32 stays float32; sparse matrices are converted to CSR once and
+            never densified; ``stratified`` and ``compressed`` need dense X).
         y : array-like of shape (n_samples,)
             Targets.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -79,7 +81,7 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
         self : object
             The fitted estimator.
         """
-        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32],
+        X, y = validate_data(self, X, y, accept_sparse=self._sparse, dtype=[np.float64, np.float32],
                              y_numeric=not self._is_classifier)
         y_enc, n_outputs = self._encode_targets(y)
         weight = self._row_weights(X, y, sample_weight)
@@ -89,6 +91,7 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
         sampler, strategy = resolve(self.sampler, SAMPLERS), resolve(self.subsampling, SUBSAMPLING)
         sampler.validate()
         strategy.validate()
+        strategy.check_data(X)
         check_combination(sampler, strategy)
         streams = make_streams(self.random_state, self.n_chains)
         model = self._make_model(X.shape[1], n_outputs)
@@ -218,4 +221,10 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
         return self._to_user(self.model_.unpack(pooled))
 
     def _validate_X_predict(self, X):
-        return validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        return validate_data(self, X, reset=False, accept_sparse=self._sparse,
+                             dtype=[np.float64, np.float32])
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = bool(self._sparse)
+        return tags

@@ -8,6 +8,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from ..models import GaussianLinearModel, GaussianPrior, NoisePrior, design
+from ..models._sparse import row_dot
 from ..utils import make_rng, row_chunks
 from ._base import _BaseSGMCMC, _store_params
 from ._docs import COMMON_ATTRIBUTES, COMMON_PARAMETERS, REFERENCES, REPORT_NOTES
@@ -15,6 +16,7 @@ from ._docs import COMMON_ATTRIBUTES, COMMON_PARAMETERS, REFERENCES, REPORT_NOTE
 __all__ = ["BayesianLinearRegression"]
 
 _NOISE_PRIOR_A, _NOISE_PRIOR_B = 1.0, 0.01  # sigma^2 ~ InvGamma(1, 0.01 var(y))
+_DENSE_COV = 2000  # above this many coefficients predict's variance uses the draws, not C
 
 
 class BayesianLinearRegression(RegressorMixin, _BaseSGMCMC):
@@ -171,21 +173,25 @@ class BayesianLinearRegression(RegressorMixin, _BaseSGMCMC):
         -----
         Closed form from the draws' mean ``m`` and covariance ``C`` of ``[w, b]``: the mean is
         ``x1 m`` and the variance ``x1 C x1' + E[noise_std^2]`` (``x1 = [x, 1]``), computed in row
-        chunks, so the cost is ``O(n d^2)`` and the extra memory does not grow with ``n``.
+        chunks, so the cost is ``O(n d^2)`` and the extra memory does not grow with ``n``.  Above
+        2,000 coefficients (wide or sparse X) the variance of ``x1 w`` over the draws replaces
+        ``x1 C x1'`` (the same number, without a ``d x d`` matrix).
         """
         check_is_fitted(self)
         X = self._validate_X_predict(X)
         draws = self._pooled_draws()
         lin = draws[:, :self.model_.n_features + self.fit_intercept]  # [w, b] of each draw
-        w = lin.mean(axis=0)
-        C = np.cov(lin, rowvar=False, bias=True).reshape(w.size, w.size)
+        w, wide = lin.mean(axis=0), lin.shape[1] > _DENSE_COV
+        C = None if wide else np.cov(lin, rowvar=False, bias=True).reshape(w.size, w.size)
         mean = np.empty(X.shape[0])
         var = np.empty(X.shape[0]) if return_std else None
-        for sl in row_chunks(X.shape[0], 2 * w.size, rows=1 << 16):
+        for sl in row_chunks(X.shape[0], draws.shape[0] if wide else 2 * w.size, rows=1 << 16):
             X1 = design(X[sl], self.fit_intercept)
             mean[sl] = X1 @ w
-            if return_std:
-                var[sl] = np.einsum("ij,ij->i", X1 @ C, X1)
+            if return_std and wide:  # no p x p covariance: the variance over the draws
+                var[sl] = self.model_.predict_output(draws, X[sl]).var(axis=0)
+            elif return_std:
+                var[sl] = row_dot(X1, np.asarray(X1 @ C))
         mean = mean * self.y_scale_ + self.y_mean_
         if not return_std:
             return mean

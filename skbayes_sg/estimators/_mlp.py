@@ -85,6 +85,7 @@ class BayesianMLPClassifier(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC):
         "activation": [StrOptions({"relu", "tanh", "logistic"})],
     }
     _init_dispersion = 0.1
+    _sparse = False
 
     def _noise_hint(self):
         # with the default sgnht the thermostat absorbs minibatch noise and weight

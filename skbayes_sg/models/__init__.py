@@ -6,10 +6,12 @@ See :mod:`skbayes_sg.models._base` for the protocol every model follows.
 from ._base import GaussianPrior, NoisePrior, as_float64, design
 from ._linear import GaussianLinearModel
 from ._logistic import LogisticModel
+from ._lowrank import LowRankCovariance
 from ._mlp import MLPModel
 from ._posterior import Laplace, Posterior
+from ._sparse import ChainRows
 
 __all__ = [
-    "GaussianPrior", "NoisePrior", "GaussianLinearModel", "LogisticModel", "MLPModel", "Laplace",
-    "Posterior", "as_float64", "design",
+    "ChainRows", "GaussianPrior", "NoisePrior", "GaussianLinearModel", "LogisticModel",
+    "LowRankCovariance", "MLPModel", "Laplace", "Posterior", "as_float64", "design",
 ]

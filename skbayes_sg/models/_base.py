@@ -50,8 +50,8 @@ import scipy.sparse as sp
 
 from ._sparse import is_sparse, sparse_predictor, sparse_response_grad
 
-__all__ = ["GaussianPrior", "Likelihood", "NoisePrior", "as_float64", "design",
-           "linear_predictor"]
+__all__ = ["GaussianPrior", "Likelihood", "NoisePrior", "as_float64", "class_predictor",
+           "class_response_grad", "design", "linear_predictor"]
 
 
 class Likelihood:
@@ -162,14 +162,21 @@ def as_float64(X):
 def scalar_response_grad(r, X, fit_intercept, out):
     """``out[:, :d+1] = sum_i r_i [x_i, 1]`` for scalar responses ``r`` ``(C, b)``; ``out``."""
     d = X.shape[-1]
-    if is_sparse(X):
-        out[:, :d] = sparse_response_grad(X, r[:, None, :])[:, 0]
-    elif X.ndim == 2:
+    if X.ndim == 2 and not is_sparse(X):
         np.matmul(r, X, out=out[:, :d])
     else:
-        np.matmul(r[:, None, :], X, out=out[:, None, :d])
+        class_response_grad(r[:, None, :], X, out[:, None, :d])
     if fit_intercept:
         r.sum(axis=-1, out=out[:, d])
+    return out
+
+
+def class_response_grad(rt, X, out):
+    """``out[c, k] = sum_i rt[c, k, i] x_i`` ``(C, R, d)`` for any ``X`` (dense or sparse)."""
+    if is_sparse(X):
+        out[...] = sparse_response_grad(X, np.ascontiguousarray(rt))
+    else:
+        np.matmul(rt, X, out=out)
     return out
 
 
@@ -186,31 +193,23 @@ def design(X, fit_intercept):
 
 
 def linear_predictor(X, W, b=None):
-    """``z = X W^T + b`` for shared ``X (n, d)`` or per-chain ``X (C, n, d)``.
+    """``z = X W^T + b`` ``(C, n)`` for ``W (C, d)``, ``b (C,)`` and any ``X``.
 
-    Parameters
-    ----------
-    X : ndarray of shape (n, d) or (C, n, d), CSR matrix or ChainRows
-    W : ndarray of shape (C, d) or (C, K, d)
-    b : ndarray of shape (C,) or (C, K), optional
-
-    Returns
-    -------
-    z : ndarray of shape (C, n) or (C, n, K)
+    ``X`` is shared ``(n, d)`` or per-chain ``(C, n, d)``: dense, CSR or ChainRows.
     """
-    multi, X = W.ndim == 3, as_float64(X)
+    X = as_float64(X)
     if is_sparse(X):
-        z = sparse_predictor(X, W if multi else W[:, None, :])
-        z = z.transpose(0, 2, 1) if multi else z[:, 0]
+        z = sparse_predictor(X, W[:, None, :])[:, 0]
     elif X.ndim == 3:
-        Wt = W.transpose(0, 2, 1) if multi else W[:, :, None]
-        z = np.matmul(X, Wt)
-        z = z if multi else z[..., 0]
-    elif multi:
-        C, K, d = W.shape
-        z = (X @ W.reshape(C * K, d).T).reshape(X.shape[0], C, K).transpose(1, 0, 2)
+        z = np.matmul(X, W[:, :, None])[..., 0]
     else:
         z = W @ X.T
-    if b is not None:
-        z = z + (b[:, None, :] if multi else b[:, None])
-    return z
+    return z if b is None else z + b[:, None]
+
+
+def class_predictor(X, W):
+    """Class-major ``z[c, k, i] = x_i . W[c, k]`` ``(C, R, n)`` for ``W (C, R, d)``, any ``X``."""
+    X = as_float64(X)
+    if is_sparse(X):
+        return sparse_predictor(X, W)
+    return np.matmul(W, X.T if X.ndim == 2 else X.transpose(0, 2, 1))

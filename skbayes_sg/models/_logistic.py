@@ -5,9 +5,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import expit, log_expit, logsumexp, softmax
 
-from ._base import Likelihood, as_float64, design, linear_predictor, scalar_response_grad
-from ._sparse import (draw_chunks, is_sparse, outer_rows, sparse_predictor, sparse_response_grad,
-                      squared, weighted_gram)
+from ._base import (Likelihood, as_float64, class_predictor, class_response_grad, design,
+                    linear_predictor, scalar_response_grad)
+from ._predictive import binary_sums
+from ._sparse import draw_chunks, outer_rows, squared, weighted_gram
 
 __all__ = ["LogisticModel"]
 
@@ -96,11 +97,7 @@ class LogisticModel(Likelihood):
         nw = self._nw
         if self._rows == 1:
             return linear_predictor(X, theta[:, :nw], theta[:, nw] if self.fit_intercept else None)
-        W, X = theta[:, :nw].reshape(theta.shape[0], self._rows, self.n_features), as_float64(X)
-        if is_sparse(X):
-            z = sparse_predictor(X, W)
-        else:
-            z = np.matmul(W, X.T if X.ndim == 2 else X.transpose(0, 2, 1))
+        z = class_predictor(X, theta[:, :nw].reshape(theta.shape[0], self._rows, -1))
         if self.fit_intercept:
             z += theta[:, nw:, None]
         return z
@@ -148,11 +145,8 @@ class LogisticModel(Likelihood):
         out = np.empty((C, self.n_params))
         if self._rows == 1:
             return scalar_response_grad(r, X, self.fit_intercept, out)
-        rt, coef = r.transpose(0, 2, 1), out[:, :nw].reshape(C, self._rows, self.n_features)
-        if is_sparse(X):
-            coef[...] = sparse_response_grad(X, np.ascontiguousarray(rt))
-        else:
-            np.matmul(rt, X, out=coef)
+        rt = r.transpose(0, 2, 1)
+        class_response_grad(rt, X, out[:, :nw].reshape(C, self._rows, self.n_features))
         if self.fit_intercept:
             rt.sum(axis=2, out=out[:, nw:])
         return out
@@ -206,14 +200,18 @@ class LogisticModel(Likelihood):
                 B = weighted_gram(X1, w * c[:, k] * ((k == m) - c[:, m]))
                 H[k * d1:(k + 1) * d1, m * d1:(m + 1) * d1] = B
                 H[m * d1:(m + 1) * d1, k * d1:(k + 1) * d1] = B.T
-        order = np.empty(K * d1, dtype=np.intp)  # position in theta of (k, j)
-        grid = order.reshape(K, d1)
-        grid[:, :self.n_features] = np.arange(self._nw).reshape(K, self.n_features)
-        if self.fit_intercept:
-            grid[:, -1] = self._nw + np.arange(K)
-        out = np.empty_like(H)
+        out, order = np.empty_like(H), self.class_major_order()
         out[np.ix_(order, order)] = H
         return out
+
+    def class_major_order(self):
+        """Position in ``theta`` of coefficient ``(k, j)``, class-major (``j = d``: intercept)."""
+        K, d = self._rows, self.n_features
+        grid = np.empty((K, d + int(self.fit_intercept)), dtype=np.intp)
+        grid[:, :d] = np.arange(K * d).reshape(K, d)
+        if self.fit_intercept:
+            grid[:, d] = K * d + np.arange(K)
+        return grid.ravel()
 
     def hessian_diag(self, theta1, X, y, weight=None):
         """Diagonal of the exact likelihood Hessian ``(p,)``."""
@@ -230,26 +228,16 @@ class LogisticModel(Likelihood):
         return out
 
     def predict_mean(self, draws, X):
-        """Class probabilities ``(n, K)`` averaged over draws ``(S, p)``.
+        """Class probabilities ``(n, K)`` averaged over draws ``(S, p)``, in draw chunks.
 
-        Binary: one exponential per draw and row, in place: ``s = e / (1 + e)`` with
-        ``e = exp(-|z|)`` is the smaller class probability (accurate even when tiny), and with
-        ``d = 1 - 2 s``, ``P(1) = mean(s) + mean(d [z > 0])`` and ``P(0) = mean(s) + mean(d) -
-        mean(d [z > 0])`` (the two ``d`` means cancel exactly where every draw agrees).
+        Binary: one exponential per draw and row (:func:`binary_sums`).
         """
         if self._rows > 1:
             return super().predict_mean(draws, X)
-        z = self._z(np.atleast_2d(draws), X)
-        s = np.abs(z)
-        np.negative(s, out=s)
-        np.exp(s, out=s)
-        d = s + 1.0
-        np.divide(s, d, out=s)
-        np.multiply(s, -2.0, out=d)
-        d += 1.0
-        ms, md = s.mean(axis=0), d.mean(axis=0)
-        d *= z > 0
-        mdp = d.mean(axis=0)
+        draws, sums = np.atleast_2d(draws), np.zeros((3, X.shape[0]))
+        for sl in draw_chunks(draws.shape, X.shape[0], 2, _MAX_PREDICT_ELEMENTS):
+            sums += binary_sums(self._z(draws[sl], X))
+        ms, md, mdp = sums / draws.shape[0]
         return np.stack([ms + md - mdp, ms + mdp], axis=1)
 
     def predict_output(self, draws, X):

@@ -8,9 +8,11 @@ mode.  Every layer above the models takes them as arguments instead of loose tup
 from dataclasses import dataclass, replace
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..utils import row_chunks
 from ._base import as_float64
+from ._sparse import gather_rows, row_block, row_dot, squared
 
 __all__ = ["Laplace", "Posterior"]
 
@@ -23,7 +25,8 @@ class Posterior:
     ----------
     model, prior
         A likelihood of :mod:`skbayes_sg.models` and its prior.
-    X : ndarray of shape (n_rows, d)
+    X : ndarray of shape (n_rows, d) or CSR matrix
+        Sparse rows stay sparse everywhere (GLMs); see :meth:`rows`.
     y : ndarray of shape (n_rows,)
         Encoded targets (see :mod:`skbayes_sg.models._base`).
     weight : ndarray of shape (n_rows,), optional
@@ -56,11 +59,32 @@ class Posterior:
             return w
         return self.weight[idx] if w is None else w * self.weight[idx]
 
+    def rows(self, idx):
+        """``(X_B, y_B)``: rows ``idx`` in the form the models take.
+
+        1-D ``idx`` gives rows shared by all chains; ``idx (C, b)`` per-chain minibatches,
+        ``(C, b, d)`` for dense ``X`` and :class:`~skbayes_sg.models._sparse.ChainRows` (one CSR
+        of ``C b`` rows) for sparse ``X``.  The one place minibatches are gathered.
+        """
+        X = gather_rows(self.X, idx) if sp.issparse(self.X) else self.X[idx]
+        return X, self.y[idx]
+
+    def chunks(self, width=1):
+        """Row slices of bounded memory (:func:`~skbayes_sg.utils.row_chunks`).
+
+        ``width`` is the floats per row of the caller's largest temporary for dense rows; sparse
+        rows scale it by the density ``nnz / (n d)`` (their temporaries hold the stored entries).
+        """
+        if sp.issparse(self.X):
+            density = self.X.nnz / max(1, self.n_rows * self.X.shape[1])
+            width = int(np.ceil(width * density)) + 1
+        return row_chunks(self.n_rows, width)
+
     def row_sum(self, fn, theta, width=1):
         """``sum over chunks of fn(theta, X_chunk (float64), y_chunk, m_chunk)``."""
         total = None
-        for sl in row_chunks(self.n_rows, width):
-            part = fn(theta, as_float64(self.X[sl]), self.y[sl], self.rows_weight(sl))
+        for sl in self.chunks(width):
+            part = fn(theta, as_float64(row_block(self.X, sl)), self.y[sl], self.rows_weight(sl))
             total = part if total is None else total + part
         return total
 
@@ -68,13 +92,21 @@ class Posterior:
         """Exact ``∇U`` for the rows of ``theta`` ``(C, p)``."""
         return self.prior.grad(theta) + self.row_sum(self.model.grad_sum, theta)
 
+    def _nll_sum(self, theta, X, y, w):
+        f = self.model.nll(theta, X, y)
+        return f.sum(axis=1) if w is None else f @ w
+
     def potential(self, theta):
         """Exact ``U`` for the rows of ``theta`` ``(C, p)`` -> ``(C,)``."""
-        def nll(t, X, y, w):
-            f = self.model.nll(t, X, y)
-            return f.sum(axis=1) if w is None else f @ w
+        return self.prior.value(theta) + self.row_sum(self._nll_sum, theta)
 
-        return self.prior.value(theta) + self.row_sum(nll, theta)
+    def value_and_grad(self, theta):
+        """``(U (C,), ∇U (C, p))`` in one pass over the rows (each chunk read once)."""
+        def both(t, X, y, w):
+            return np.column_stack([self._nll_sum(t, X, y, w), self.model.grad_sum(t, X, y, w)])
+
+        vg = self.row_sum(both, theta)
+        return self.prior.value(theta) + vg[:, 0], self.prior.grad(theta) + vg[:, 1:]
 
     def subset(self, idx):
         """The rows ``idx`` with multiplicities scaled so ``n_data`` is kept."""
@@ -91,34 +123,61 @@ class Laplace:
     Parameters
     ----------
     mode : ndarray of shape (p,)
-    covariance : ndarray of shape (p, p) or (p,)
-        Dense, or the variances of a diagonal approximation.
+    covariance : ndarray of shape (p, p) or (p,), or LowRankCovariance
+        Dense, the variances of a diagonal approximation, or low-rank-plus-diagonal
+        (:class:`~skbayes_sg.models.LowRankCovariance`, for many parameters).
     hessian : ndarray of shape (p, p), optional
         The dense Hessian of ``U`` at the mode when it was computed.
     """
 
     mode: np.ndarray
-    covariance: np.ndarray
+    covariance: object
     hessian: np.ndarray = None
+
+    @property
+    def kind(self):
+        """``"dense"``, ``"diagonal"`` or ``"lowrank"``."""
+        return {2: "dense", 1: "diagonal"}.get(self.covariance.ndim, "lowrank")
 
     @property
     def dense(self):
         """True for a dense covariance."""
-        return self.covariance.ndim == 2
+        return self.kind == "dense"
 
     @property
     def variances(self):
         """Marginal variances ``(p,)``."""
+        if self.kind == "lowrank":
+            return self.covariance.variances
         return np.diag(self.covariance) if self.dense else self.covariance
 
     @property
     def factor(self):
-        """``L`` with ``L L^T = covariance``: lower Cholesky ``(p, p)`` or sds ``(p,)``."""
+        """``L`` with ``L L^T = covariance``: lower Cholesky ``(p, p)``, sds ``(p,)``, or the
+        :class:`~skbayes_sg.models.LowRankCovariance` itself (it applies its factor)."""
         cov = self.covariance
+        if self.kind == "lowrank":
+            return cov
         return np.linalg.cholesky(0.5 * (cov + cov.T)) if self.dense else np.sqrt(cov)
+
+    def apply(self, g):
+        """Rows ``g Sigma`` for rows ``g (n, p)``."""
+        cov = self.covariance
+        if self.kind == "lowrank":
+            return cov.apply(g)
+        return g @ cov if self.dense else g * cov
+
+    def quadratic_rows(self, X1):
+        """``x_i^T Sigma x_i`` for the rows of ``X1 (n, p)`` (dense or CSR) ``(n,)``."""
+        cov = self.covariance
+        if self.kind == "lowrank":
+            return cov.quadratic_rows(X1)
+        return row_dot(X1, X1 @ cov) if self.dense else squared(X1) @ cov
 
     def draws(self, rng, n, scale=1.0):
         """``n`` draws ``mode + scale L z`` ``(n, p)``."""
         z = rng.standard_normal((n, self.mode.shape[0]))
         L = self.factor
+        if self.kind == "lowrank":
+            return self.mode + scale * L.factor_rows(z)
         return self.mode + scale * (z @ L.T if self.dense else z * L)

@@ -1,7 +1,8 @@
 """Everything done once in ``fit`` before sampling: mode, Laplace, pilots."""
 
-from ._laplace import (DENSE_MAX_PARAMS, full_hessian, laplace_at, mode_shift, uses_dense,
-                       whitened_curvature)
+from ._laplace import (DENSE_MAX_PARAMS, full_hessian, laplace_at, laplace_kind, mode_shift,
+                       uses_dense, whitened_curvature)
+from ._lowrank import LOWRANK_RANK, lowrank_covariance
 from ._mode import ModeResult, adam_mode, find_mode, lbfgs_mode
 from ._pilot import gradient_noise, power_curvature
 from ._compress import Compression, compress
@@ -9,9 +10,10 @@ from ._stratify import RowView, Strata, allocate_batch, group_sums, kmeans_strat
 from ._weights import curvature_weights, gradient_norm_weights, lipschitz_constants, mix_uniform
 
 __all__ = [
-    "Compression", "DENSE_MAX_PARAMS", "RowView", "Strata", "allocate_batch", "compress",
-    "group_sums", "kmeans_strata", "merge_strata", "adam_mode", "find_mode", "gradient_noise",
-    "full_hessian", "laplace_at", "ModeResult", "uses_dense", "lbfgs_mode", "mode_shift",
+    "Compression", "DENSE_MAX_PARAMS", "LOWRANK_RANK", "RowView", "Strata", "allocate_batch",
+    "compress", "group_sums", "kmeans_strata", "merge_strata", "adam_mode", "find_mode",
+    "gradient_noise", "full_hessian", "laplace_at", "laplace_kind", "lowrank_covariance",
+    "ModeResult", "uses_dense", "lbfgs_mode", "mode_shift",
     "power_curvature", "whitened_curvature", "curvature_weights", "gradient_norm_weights",
     "lipschitz_constants", "mix_uniform",
 ]

@@ -1,11 +1,12 @@
 """Centroid compression of the data (approximate inference via clustering, seed 003).
 
-The clustering is a vectorised *bisecting 2-means*: starting from one cluster per group, every
+``method="bisect"`` is a vectorised *bisecting 2-means*: starting from one cluster per group, every
 round splits the chosen clusters at once -- seeds are the row farthest from the centroid and the
 row farthest from that one, followed by ``n_refine`` Lloyd steps of 2-means inside each cluster --
 until every cluster's radius ``max_i ||z_i - mu_j||`` is at most ``radius`` (or the widest clusters
 have been split until there are ``n_clusters``).  Rows are visited in chunks, so memory beyond the
-data is ``O(N)`` integers and floats.
+data is ``O(N)`` integers and floats.  ``method="sequential"`` is seed 003's Algorithm 1, one pass
+over the rows (:mod:`._sequential`; memory ``O(N D)``).
 """
 
 import time
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..utils import row_chunks
+from ._sequential import sequential_labels
 from ._stratify import group_sums
 
 __all__ = ["Compression", "compress"]
@@ -38,7 +40,7 @@ class Compression:
 
 
 def compress(view, *, groups=None, weight=None, radius=None, n_clusters=None, n_refine=1,
-             chunk=65536):
+             method="bisect", rng=None, chunk=65536):
     """Cluster the rows of ``view`` within groups and summarise them by centroids.
 
     Parameters
@@ -48,34 +50,46 @@ def compress(view, *, groups=None, weight=None, radius=None, n_clusters=None, n_
     groups : ndarray of shape (N,), optional
         Group of each row (the class); clusters never mix groups.
     weight : ndarray of shape (N,), optional
-        Row multiplicities.
+        Positive row multiplicities ``w_i``.
     radius : float, optional
-        Split until every cluster radius is ``<= radius``.
+        Every cluster radius ends ``<= radius``.
     n_clusters : int, optional
-        Instead of ``radius``: split the widest clusters until there are this
+        Instead of ``radius`` (``"bisect"`` only): split the widest clusters until there are this
         many (or every cluster is a set of identical rows).
     n_refine : int, default=1
-        Lloyd steps of each 2-means split.
+        Lloyd steps of each 2-means split (``"bisect"``).
+    method : {"bisect", "sequential"}, default="bisect"
+        The clustering (module docstring).
+    rng : Generator, optional
+        ``"sequential"`` visits the rows in the order ``rng.permutation(N)`` (data order without).
     chunk : int, default=65536
         Rows per chunk.
 
     Returns
     -------
     Compression
+
+    Notes
+    -----
+    Cluster ``S_j`` has multiplicity ``n_j = sum_{i in S_j} w_i``, centroid
+    ``mu_j = sum_{i in S_j} w_i z_i / n_j`` and radius ``delta_j = max_{i in S_j} ||z_i - mu_j||``.
+
+    References
+    ----------
+    Song, Q. (2022). Approximate inference via clustering. Preprint (§2, §3.2, Algorithm 1).
     """
-    if (radius is None) == (n_clusters is None):
-        raise ValueError("compress needs exactly one of radius and n_clusters.")
+    if (radius is None) == (n_clusters is None) or (method == "sequential" and radius is None):
+        raise ValueError("compress needs exactly one of radius and n_clusters "
+                         "(radius for method='sequential').")
     t0 = time.perf_counter()
     uniq, codes = (np.zeros(1), np.zeros(len(view), np.intp)) if groups is None else \
         np.unique(groups, return_inverse=True)
-    cl = _Clusters(view, codes, weight, chunk)
-    rounds = 0
-    while True:
-        split = cl.to_split(radius, n_clusters)
-        if split.size == 0:
-            break
-        cl.bisect(split, n_refine)
-        rounds += 1
+    if method == "sequential":
+        labels = sequential_labels(view, codes, weight, radius, rng)
+        cl, rounds = _Clusters(view, labels, weight, chunk), 1
+    else:
+        cl = _Clusters(view, codes, weight, chunk)
+        rounds = cl.split_until(radius, n_clusters, n_refine)
     of = np.empty(cl.radii.size, np.intp)
     of[cl.labels] = codes
     return Compression(cl.centroids, cl.counts, None if groups is None else uniq[of],
@@ -118,6 +132,14 @@ class _Clusters:
             self.dist[r] = np.sqrt(np.einsum("nd,nd->n", d, d))
         self.radii[ids] = 0.0
         np.maximum.at(self.radii, self.labels[rows], self.dist[rows])
+
+    def split_until(self, radius, n_clusters, n_refine):
+        """Bisect until :meth:`to_split` is empty; the number of rounds."""
+        rounds = 0
+        while (split := self.to_split(radius, n_clusters)).size:
+            self.bisect(split, n_refine)
+            rounds += 1
+        return rounds
 
     def to_split(self, radius, n_clusters):
         """Clusters to split this round (empty when done)."""

@@ -2,16 +2,18 @@
 
 ``Sigma = (∇²U(theta_hat))^-1``.  Dense for models with an exact Hessian and
 moderate ``p``; diagonal (``1 / diag ∇²U``) otherwise -- for the MLP the
-diagonal of the Gauss-Newton (Fisher) matrix.
+diagonal of the Gauss-Newton (Fisher) matrix.  ``"laplace"`` on a GLM with more than
+``DENSE_MAX_PARAMS`` parameters gives low rank plus diagonal (:mod:`._lowrank`).
 """
 
 import numpy as np
 from scipy.linalg import eigh
 
 from ..models import Laplace
+from ._lowrank import lowrank_covariance
 
-__all__ = ["DENSE_MAX_PARAMS", "full_hessian", "laplace_at", "mode_shift", "uses_dense",
-           "whitened_curvature"]
+__all__ = ["DENSE_MAX_PARAMS", "diagonal_curvature", "full_hessian", "laplace_at", "laplace_kind", "mode_shift",
+           "uses_dense", "whitened_curvature"]
 
 DENSE_MAX_PARAMS = 500  # "auto" uses a dense preconditioner up to this many parameters
 
@@ -23,11 +25,30 @@ def full_hessian(posterior, theta):
     return 0.5 * (H + H.T)
 
 
+def laplace_kind(posterior, kind):
+    """The covariance a preconditioner option builds: ``"dense"``, ``"lowrank"`` or ``"diagonal"``.
+
+    ``"laplace"``: dense up to ``DENSE_MAX_PARAMS`` parameters (and for models without
+    Hessian-vector products), low rank plus diagonal above it for GLMs; ``"auto"``: dense when the
+    model has an exact Hessian and ``p <= DENSE_MAX_PARAMS``, else diagonal; ``"diagonal"``.
+    """
+    model = posterior.model
+    small = model.n_params <= DENSE_MAX_PARAMS
+    if kind == "laplace":
+        return "dense" if small or not model.is_glm else "lowrank"
+    return "dense" if kind == "auto" and small and model.exact_hessian else "diagonal"
+
+
+def diagonal_curvature(posterior, theta):
+    """``diag ∇²U(theta)`` ``(p,)`` in one pass, floored at ``1e-12`` of its largest entry."""
+    d = posterior.row_sum(posterior.model.hessian_diag, theta)
+    d = d + posterior.prior.hessian_diag(theta)
+    return np.maximum(d, 1e-12 * max(d.max(), 1e-300))
+
+
 def uses_dense(posterior, kind):
     """Whether ``kind`` means a dense Laplace Hessian for this posterior."""
-    model = posterior.model
-    return kind == "laplace" or (
-        kind == "auto" and model.n_params <= DENSE_MAX_PARAMS and model.exact_hessian)
+    return laplace_kind(posterior, kind) == "dense"
 
 
 def laplace_at(posterior, mode, kind="auto", hessian=None):
@@ -38,9 +59,9 @@ def laplace_at(posterior, mode, kind="auto", hessian=None):
     posterior : Posterior
     mode : ndarray of shape (p,)
     kind : {"auto", "laplace", "diagonal"}
-        ``"laplace"`` dense (models with an exact Hessian), ``"diagonal"``
-        inverse diagonal curvature, ``"auto"`` dense when the model has an
-        exact Hessian and ``p <= DENSE_MAX_PARAMS``, else diagonal.
+        See :func:`laplace_kind`.  ``"laplace"`` with ``p > DENSE_MAX_PARAMS`` (a GLM) keeps
+        the top ``LOWRANK_RANK`` eigenpairs of the diagonally whitened Hessian
+        (:func:`~skbayes_sg.preprocessing.lowrank_covariance`).
     hessian : ndarray of shape (p, p), optional
         The dense Hessian at ``mode`` if already known (Newton's last one):
         used instead of a new pass when ``kind`` means dense.
@@ -49,15 +70,19 @@ def laplace_at(posterior, mode, kind="auto", hessian=None):
     -------
     laplace : Laplace
     n_grad_evals : int
-        Per-example second-order evaluations (one pass, or 0 when ``hessian`` was given).
+        Per-example second-order evaluations (one pass, or 0 when ``hessian`` was given; more
+        for low rank).
     """
-    if uses_dense(posterior, kind):
+    which = laplace_kind(posterior, kind)
+    if which == "dense":
         evals = 0 if hessian is not None else posterior.n_rows
         H = full_hessian(posterior, mode) if hessian is None else hessian
         return Laplace(mode, np.linalg.inv(H), H), evals
-    d = posterior.row_sum(posterior.model.hessian_diag, mode)
-    d = d + posterior.prior.hessian_diag(mode)
-    return Laplace(mode, 1.0 / np.maximum(d, 1e-12 * d.max())), posterior.n_rows
+    d = diagonal_curvature(posterior, mode)
+    if which == "diagonal":
+        return Laplace(mode, 1.0 / d), posterior.n_rows
+    cov, evals = lowrank_covariance(posterior, mode, d)
+    return Laplace(mode, cov), posterior.n_rows + evals
 
 
 def whitened_curvature(hessian, precond):
@@ -82,11 +107,11 @@ def mode_shift(posterior, laplace):
     n_grad_evals : int
         Per-example evaluations spent (one or two passes over the rows).
     """
-    theta, cov = laplace.mode, laplace.covariance
+    theta = laplace.mode
     g = posterior.full_grad(theta[None, :])[0]
     sd = np.sqrt(laplace.variances)
     if uses_dense(posterior, "auto"):
         delta = np.linalg.lstsq(full_hessian(posterior, theta), g, rcond=None)[0]
         return float(np.max(np.abs(delta) / sd)), 2 * posterior.n_rows
-    delta = cov @ g if laplace.dense else cov * g
+    delta = laplace.apply(g[None, :])[0]
     return float(np.max(np.abs(delta) / sd)), posterior.n_rows

@@ -10,7 +10,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from ..utils import ConvergenceWarning
-from ._laplace import uses_dense
+from ._laplace import DENSE_MAX_PARAMS, diagonal_curvature, uses_dense
 from ._newton import ModeResult, newton_mode
 
 __all__ = ["ModeResult", "find_mode", "lbfgs_mode", "adam_mode"]
@@ -58,12 +58,23 @@ def _warm_start(posterior, rng):
 
 
 def lbfgs_mode(posterior, *, max_iter=500):
-    """Full-batch L-BFGS on ``U`` from zero; warns ``ConvergenceWarning`` if unconverged."""
-    def fun(theta):
-        t = theta[None, :]
-        return float(posterior.potential(t)[0]), posterior.full_grad(t)[0]
+    """Full-batch L-BFGS on ``U`` from zero; warns ``ConvergenceWarning`` if unconverged.
 
-    res = minimize(fun, np.zeros(posterior.model.n_params), jac=True, method="L-BFGS-B",
+    GLMs with more than ``DENSE_MAX_PARAMS`` parameters (no Newton) run L-BFGS in the coordinates
+    ``u = theta / s``, ``s_j = (∇²U(0))_jj^{-1/2}`` (one pass for the diagonal curvature at zero),
+    where every coordinate has unit curvature at the start: on hashed text the bucket frequencies
+    span four orders of magnitude, and the raw problem took 240 passes instead of 59 (bench_sparse
+    quick).  ``gtol`` then bounds the gradient in (approximate) posterior-sd units.
+    """
+    model, theta0 = posterior.model, np.zeros(posterior.model.n_params)
+    scaled = model.is_glm and model.n_params > DENSE_MAX_PARAMS
+    s = 1.0 / np.sqrt(diagonal_curvature(posterior, theta0)) if scaled else np.ones_like(theta0)
+
+    def fun(u):
+        value, grad = posterior.value_and_grad((s * u)[None, :])
+        return float(value[0]), grad[0] * s
+
+    res = minimize(fun, theta0, jac=True, method="L-BFGS-B",
                    options={"maxiter": max_iter, "gtol": 1e-8, "ftol": 1e-13})
     if not res.success and res.nit >= max_iter:
         warnings.warn(
@@ -71,7 +82,7 @@ def lbfgs_mode(posterior, *, max_iter=500):
             f"{res.message}. Standardize X or increase prior regularisation.",
             ConvergenceWarning,
         )
-    return res.x, int(res.nfev) * posterior.n_rows
+    return s * res.x, (int(res.nfev) + scaled) * posterior.n_rows
 
 
 def adam_mode(posterior, rng, *, n_epochs=None, batch_size=128, lr=1e-3):
@@ -92,7 +103,7 @@ def adam_mode(posterior, rng, *, n_epochs=None, batch_size=128, lr=1e-3):
         for k in range(steps_per_epoch):
             idx = perm[k * b:(k + 1) * b]
             w = posterior.rows_weight(idx)
-            g = model.grad_sum(theta, posterior.X[idx], posterior.y[idx], w)
+            g = model.grad_sum(theta, *posterior.rows(idx), w)
             g *= posterior.n_data / b if w is None else N / b
             g = (g + posterior.prior.grad(theta)) / posterior.n_data
             t += 1

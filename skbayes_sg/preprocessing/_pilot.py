@@ -25,12 +25,15 @@ def gradient_noise(estimator, rngs, positions, precond, n_estimates=16, quantile
     if estimator.exact:
         return 0.0, 0
     state = estimator.init(rngs, positions)
-    grads, evals = [], 0
-    for _ in range(n_estimates):
+    mean, m2, evals = 0.0, 0.0, 0
+    for t in range(n_estimates):  # Welford: memory of two estimates, not n_estimates
         g, state, k = estimator.estimate(rngs, positions, state)
-        grads.append(precond.to_u(g))
+        u = precond.to_u(g)
+        delta = u - mean
+        mean = mean + delta / (t + 1)
+        m2 = m2 + delta * (u - mean)
         evals += k
-    per_coord = np.var(np.stack(grads), axis=0, ddof=1).mean(axis=0)
+    per_coord = (m2 / (n_estimates - 1)).mean(axis=0)
     return float(np.quantile(per_coord, quantile)), evals
 
 

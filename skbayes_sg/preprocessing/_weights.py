@@ -1,13 +1,14 @@
 """Preferential subsampling weights and Lipschitz constants (seed 004 §3).
 
-Every function works in row chunks (:func:`~skbayes_sg.utils.row_chunks`), so it scales to millions
-of rows in bounded memory and never forms the ``N x p`` per-example gradients.
+Every function works in row chunks (:meth:`~skbayes_sg.models.Posterior.chunks`), so it scales to
+millions of rows in bounded memory and never forms the ``N x p`` per-example gradients; sparse rows
+stay sparse (a low-rank-plus-diagonal covariance enters the softmax weights by its diagonal).
 """
 
 import numpy as np
 
 from ..models import design
-from ..utils import row_chunks
+from ..models._sparse import row_dot, row_sq_norms, squared
 
 __all__ = ["curvature_weights", "gradient_norm_weights", "lipschitz_constants", "mix_uniform"]
 
@@ -16,14 +17,13 @@ _MC_DRAWS = 4  # Laplace draws for the Monte-Carlo curvature weights
 
 def _row_sq_norms(model, X):
     """``||x~_i||^2`` of the rows of ``X`` (a GLM's design rows)."""
-    X = np.asarray(X, dtype=np.float64)
-    return np.einsum("ij,ij->i", X, X) + float(model.fit_intercept)
+    return row_sq_norms(X) + float(model.fit_intercept)
 
 
 def _per_row(posterior, fn, width):
     """``fn(X_chunk, y_chunk) -> (chunk,)`` on all rows, in chunks of ``width`` floats per row."""
     out = np.empty(posterior.n_rows)
-    for sl in row_chunks(posterior.n_rows, width):
+    for sl in posterior.chunks(width):
         out[sl] = fn(posterior.X[sl], posterior.y[sl])
     return out
 
@@ -71,7 +71,7 @@ def gradient_norm_weights(posterior, laplace, uniform_mix=0.1):
 
     def norms(X, y):
         if not model.is_glm:
-            return np.linalg.norm(model.per_example_grad(theta, X, y), axis=1)
+            return np.sqrt(row_sq_norms(model.per_example_grad(theta, X, y)))
         r = model.response(theta[None], X, y)[0]
         r = np.abs(r) if r.ndim == 1 else np.linalg.norm(r, axis=1)
         return r * np.sqrt(_row_sq_norms(model, X))
@@ -109,35 +109,26 @@ def curvature_weights(posterior, laplace, uniform_mix=0.1, rng=None):
 
 
 def _glm_scores(posterior, laplace):
-    model, cov = posterior.model, laplace.covariance
+    model = posterior.model
 
     def score(X, y):
         X1 = design(X, model.fit_intercept)
-        q = np.einsum("ij,ij->i", X1 @ cov, X1) if cov.ndim == 2 else (X1 * X1) @ cov
+        q = laplace.quadratic_rows(X1)
         w = model.curvature(laplace.mode, X, y)
-        return w * np.sqrt(np.maximum(q, 0.0) * np.einsum("ij,ij->i", X1, X1))
+        return w * np.sqrt(np.maximum(q, 0.0) * row_sq_norms(X1))
 
     return _per_row(posterior, score, 2 * model.n_params)
 
 
-def _class_major_order(model):
-    """Position in theta of coefficient ``(k, j)``, ``j = d`` the intercept."""
-    K, d = model.n_classes, model.n_features
-    grid = np.empty((K, d + int(model.fit_intercept)), dtype=np.intp)
-    grid[:, :d] = np.arange(K * d).reshape(K, d)
-    if model.fit_intercept:
-        grid[:, d] = K * d + np.arange(K)
-    return grid.ravel()
-
-
 def _softmax_scores(posterior, laplace):
-    model, cov = posterior.model, laplace.covariance
-    K, order = model.n_classes, _class_major_order(model)
+    model = posterior.model
+    K, order = model.n_classes, model.class_major_order()
     d1 = order.size // K
-    if cov.ndim == 2:
-        S = cov[np.ix_(order, order)].reshape(K, d1, K, d1)
+    if laplace.dense:
+        S = laplace.covariance[np.ix_(order, order)].reshape(K, d1, K, d1)
+        S = S.transpose(1, 0, 2, 3).reshape(d1, K * K * d1)
     else:
-        S = cov[order].reshape(K, d1)
+        S = laplace.variances[order].reshape(K, d1)
 
     def score(X, y):
         X1 = design(X, model.fit_intercept)
@@ -145,12 +136,13 @@ def _softmax_scores(posterior, laplace):
         A = -s[:, :, None] * s[:, None, :]
         A[:, np.arange(K), np.arange(K)] += s
         A2 = A @ A
-        if cov.ndim == 2:
-            Q = np.einsum("nklm,nm->nkl", np.tensordot(X1, S, axes=([1], [1])), X1)
-            tr = np.einsum("nkl,nkl->n", A2, Q)
+        if laplace.dense:
+            T = np.asarray(X1 @ S).reshape(-1, K, K, d1)
+            Q = np.array([[row_dot(X1, T[:, k, m]) for m in range(K)] for k in range(K)])
+            tr = np.einsum("nkl,kln->n", A2, Q)
         else:
-            tr = np.einsum("nkk,nk->n", A2, (X1 * X1) @ S.T)
-        return np.sqrt(np.maximum(tr, 0.0) * np.einsum("ij,ij->i", X1, X1))
+            tr = np.einsum("nkk,nk->n", A2, np.asarray(squared(X1) @ S.T))
+        return np.sqrt(np.maximum(tr, 0.0) * row_sq_norms(X1))
 
     return _per_row(posterior, score, K * K * d1 + K * d1)
 
@@ -158,8 +150,8 @@ def _softmax_scores(posterior, laplace):
 def _monte_carlo_scores(posterior, laplace, rng):
     """``sqrt(mean_k ||∇f_i(theta_hat + δ_k) - ∇f_i(theta_hat)||^2)``, δ_k ~ N(0, Σ)."""
     model, mode, cov = posterior.model, laplace.mode, laplace.covariance
-    if cov.ndim == 1:
-        points = mode + rng.standard_normal((_MC_DRAWS, mode.size)) * np.sqrt(cov)
+    if not laplace.dense:
+        points = laplace.draws(rng, _MC_DRAWS)
     else:  # eigen factor: tolerates a covariance that is only semi-definite numerically
         lam, V = np.linalg.eigh(0.5 * (cov + cov.T))
         points = mode + rng.standard_normal((_MC_DRAWS, mode.size)) @ (V * np.sqrt(
@@ -168,7 +160,7 @@ def _monte_carlo_scores(posterior, laplace, rng):
     def score(X, y):
         g0, acc = model.per_example_grad(mode, X, y), 0.0
         for theta in points:
-            acc = acc + np.sum((model.per_example_grad(theta, X, y) - g0) ** 2, axis=1)
+            acc = acc + row_sq_norms(model.per_example_grad(theta, X, y) - g0)
         return np.sqrt(acc / _MC_DRAWS)
 
     return _per_row(posterior, score, 2 * model.n_params)

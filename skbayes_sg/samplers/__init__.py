@@ -9,7 +9,7 @@ from ._base import BaseSampler, Kernel
 from ._ewsg import ewsg_energy, metropolis_pick
 from ._hmc import HMC
 from ._overdamped import PSGLD, SGLD
-from ._precond import Preconditioner, dense, diagonal, from_laplace, identity
+from ._precond import Preconditioner, dense, diagonal, from_laplace, identity, lowrank
 from ._run import Trace, run_chains
 from ._thermostat import SGNHT
 from ._underdamped import SGHMC
@@ -18,6 +18,6 @@ SAMPLERS = {"sgld": SGLD, "psgld": PSGLD, "sghmc": SGHMC, "sgnht": SGNHT, "hmc":
 
 __all__ = [
     "BaseSampler", "HMC", "Kernel", "PSGLD", "Preconditioner", "SAMPLERS", "SGHMC", "SGLD",
-    "SGNHT", "Trace", "dense", "diagonal", "ewsg_energy", "from_laplace", "identity",
+    "SGNHT", "Trace", "dense", "diagonal", "ewsg_energy", "from_laplace", "identity", "lowrank",
     "metropolis_pick", "run_chains",
 ]

@@ -9,7 +9,7 @@ direction.  Rows are chains, so ``L^T g`` is computed as ``g @ L``.
 import numpy as np
 from scipy.linalg import solve_triangular
 
-__all__ = ["Preconditioner", "dense", "diagonal", "from_laplace", "identity"]
+__all__ = ["Preconditioner", "dense", "diagonal", "from_laplace", "identity", "lowrank"]
 
 
 class Preconditioner:
@@ -18,8 +18,10 @@ class Preconditioner:
     Per row (rows are chains): ``to_u(g) = L^T g`` (a gradient in whitened coordinates),
     ``from_u(du) = L du`` (a whitened move mapped back), ``inv(d) = L^{-1} d`` (a displacement
     whitened) and ``apply(g) = M g`` (the SGLD drift direction).  ``kind`` is ``"identity"``,
-    ``"diagonal"`` or ``"dense"``; ``factor`` is None, the ``(p,)`` standard deviations or the
-    lower-triangular ``(p, p)`` Cholesky factor ``L``.
+    ``"diagonal"``, ``"dense"`` or ``"lowrank"``; ``factor`` is None, the ``(p,)`` standard
+    deviations, the lower-triangular ``(p, p)`` Cholesky factor ``L``, or the
+    :class:`~skbayes_sg.models.LowRankCovariance` (``L = S (I + V diag(lambda^{-1/2} - 1) V^T)``,
+    every product ``O(p k)``).
     """
 
     kind = factor = None
@@ -72,6 +74,15 @@ class _Dense(Preconditioner):
         return g @ self._full
 
 
+class _LowRank(Preconditioner):
+    kind = "lowrank"
+
+    def __init__(self, covariance):
+        self.factor = covariance
+        self.to_u, self.from_u = covariance.factor_t_rows, covariance.factor_rows
+        self.inv, self.apply = covariance.inverse_rows, covariance.apply
+
+
 def identity():
     """No preconditioning (``M = I``)."""
     return _Identity()
@@ -88,6 +99,13 @@ def dense(covariance):
     return _Dense(np.linalg.cholesky(0.5 * (cov + cov.T)))
 
 
+def lowrank(covariance):
+    """Low-rank-plus-diagonal ``M`` = a :class:`~skbayes_sg.models.LowRankCovariance`."""
+    return _LowRank(covariance)
+
+
 def from_laplace(laplace):
-    """Dense or diagonal ``M`` = the covariance of a :class:`~skbayes_sg.models.Laplace`."""
+    """``M`` = the covariance of a :class:`~skbayes_sg.models.Laplace` (any kind)."""
+    if laplace.kind == "lowrank":
+        return _LowRank(laplace.covariance)
     return (_Dense if laplace.dense else _Diagonal)(np.asarray(laplace.factor, dtype=float))

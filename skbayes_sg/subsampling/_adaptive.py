@@ -57,9 +57,13 @@ class AdaptiveSizeIndex(WeightedIndex):
         return tuple(idx), tuple(weight), tuple(new)
 
 
-def _sq_distance_quantile(cov, rng, n_draws, q=0.95):
-    """``q``-quantile of ``||theta - theta_hat||^2`` under ``N(theta_hat, Σ)``, and the draws."""
-    lam = np.maximum(np.linalg.eigvalsh(cov) if cov.ndim == 2 else cov, 0.0)
+def _sq_distance_quantile(laplace, rng, n_draws, q=0.95):
+    """``q``-quantile of ``||theta - theta_hat||^2`` under ``N(theta_hat, Σ)``, and the draws.
+
+    A low-rank-plus-diagonal ``Σ`` enters by its variances (the mean ``tr Σ`` is exact).
+    """
+    cov = laplace.covariance
+    lam = np.maximum(np.linalg.eigvalsh(cov) if laplace.dense else laplace.variances, 0.0)
     d2 = np.concatenate([rng.standard_normal((sl.stop - sl.start, lam.size)) ** 2 @ lam
                          for sl in row_chunks(n_draws, lam.size)])
     return float(np.quantile(d2, q)), d2
@@ -138,7 +142,7 @@ class Adaptive(PreferentialCV):
         p, evals, outputs = preference_weights(posterior, laplace, self._correction(),
                                                float(self.uniform_mix), rng)
         lip_sum = self._lipschitz_sum(posterior, laplace, p)
-        r95, d2 = _sq_distance_quantile(laplace.covariance, rng, int(self.n_pilot))
+        r95, d2 = _sq_distance_quantile(laplace, rng, int(self.n_pilot))
         if self.V0 is None:  # eq. 18 at r95 with n = batch_size: the Lipschitz sum cancels
             rate, V0 = batch_size / r95, None if lip_sum is None else r95 * lip_sum / batch_size
         else:

@@ -13,6 +13,7 @@ composed of two orthogonal pieces:
   a non-uniform index take any of them as their ``correction`` parameter.
 """
 
+import scipy.sparse as sp
 from sklearn.utils._param_validation import StrOptions
 
 from ..utils import ParamsMixin
@@ -20,8 +21,19 @@ from ._corrections import BaseCorrection, ControlVariate, PlainCorrection
 from ._estimator import GradientEstimator
 from ._svrg import SVRGAnchor
 
-__all__ = ["CORRECTIONS", "CORRECTION_CONSTRAINT", "BaseStrategy", "IndexedStrategy",
-           "resolve_correction"]
+__all__ = ["CORRECTIONS", "CORRECTION_CONSTRAINT", "SPARSE_ALTERNATIVES", "BaseStrategy",
+           "IndexedStrategy", "check_dense", "resolve_correction"]
+
+SPARSE_ALTERNATIVES = ("use subsampling='preferential_cv' (default) or 'control_variates' with "
+                       "sparse X")
+
+
+def check_dense(X):
+    """Raise a ValueError naming the alternatives if ``X`` is sparse (for strategies that cluster
+    the rows)."""
+    if sp.issparse(X):
+        raise ValueError("subsampling='stratified'/'compressed' need dense X (they cluster the "
+                         f"rows); {SPARSE_ALTERNATIVES}.")
 
 CORRECTIONS = {"plain": PlainCorrection, "cv": ControlVariate, "svrg": SVRGAnchor}
 CORRECTION_CONSTRAINT = [StrOptions(set(CORRECTIONS)), BaseCorrection]
@@ -36,11 +48,18 @@ class BaseStrategy(ParamsMixin):
     """Base class of the subsampling strategies.
 
     ``name`` is the string shortcut and ``exact`` says whether the estimator
-    gives the exact gradient (the only kind HMC accepts).
+    gives the exact gradient (the only kind HMC accepts); ``supports_sparse`` whether ``build``
+    accepts sparse ``X`` (:meth:`check_data` raises before any pass over the data if not).
     """
 
     name = None
     exact = False
+    supports_sparse = True
+
+    def check_data(self, X):
+        """Raise a ValueError if this strategy cannot use ``X`` (sparse without support)."""
+        if not self.supports_sparse:
+            check_dense(X)
 
     def build(self, posterior, laplace, *, batch_size, rng):
         """Preprocess once and return the gradient estimator.

@@ -5,7 +5,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import clone
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..models import Posterior
 from ..preprocessing import compress, mode_shift
@@ -32,8 +32,14 @@ class Compressed(BaseStrategy):
         centroids (at least one per class), obtained by splitting the widest
         clusters, so the radius is as small as this budget allows.
     n_refine : int, default=1
-        Lloyd steps after each 2-means split of the clustering
-        (:func:`~skbayes_sg.preprocessing.compress`).
+        Lloyd steps after each 2-means split of ``clustering="bisect"``.
+    clustering : {"bisect", "sequential"}, default="bisect"
+        How the clusters of radius ``<= delta`` are found
+        (:func:`~skbayes_sg.preprocessing.compress`): ``"bisect"`` splits clusters in two
+        (2-means) until all are within ``delta``; ``"sequential"`` is seed 003's own
+        Algorithm 1, one pass over the rows in a random order (the fit's ``random_state``), each
+        row joining the cluster of its nearest earlier row within ``2 delta`` unless the
+        cluster's radius would exceed ``delta``.  ``"sequential"`` needs ``radius``.
     inner : str or strategy object, default="full"
         How the compressed data are used: ``"full"`` gives the exact gradient of the compressed
         potential (so ``sampler="hmc"`` works, at ``O(c)`` per gradient, as seed 003 runs it); any
@@ -63,6 +69,16 @@ class Compressed(BaseStrategy):
     data.  For regression the spread of ``y`` inside a cluster is lost, so an inferred
     ``noise_std`` is biased low unless ``delta`` is small.
 
+    ``clustering="sequential"`` follows Algorithm 1 with three choices the paper leaves open:
+    ``Find-Nearest-Neighbor(z_i, T, 2 delta)`` is an exact k-d tree query for the nearest earlier
+    row (the paper uses E2LSH, an approximate oracle that may miss a neighbour); the rows are
+    visited in a random order rather than the file's; and the radius of ``S_j + {z_i}`` is
+    measured about its *new* centroid ``mu_j' = mu_j + w_i (z_i - mu_j) / (W_j + w_i)``,
+    exactly (a triangle-inequality bound ``max(||z_i - mu_j'||, delta_j + ||mu_j' - mu_j||)``
+    skips the check over the members when it is already ``<= delta``), so every cluster radius
+    is ``<= delta`` as Theorem 1 assumes.  The visiting order comes from the fit's
+    ``random_state``, so seeds give different clusterings (the paper averages 5 trials).
+
     References
     ----------
     Song, Q. (2022). Approximate inference via clustering. Preprint.
@@ -82,14 +98,22 @@ class Compressed(BaseStrategy):
     (229, 0.518)
     >>> round(pre["compression_shift"], 1)  # in posterior sds: this fit warned
     5.0
+    >>> seq = Compressed(radius=0.2, clustering="sequential")  # seed 003's Algorithm 1
+    >>> pre = BayesianLinearRegression(sampler="hmc", subsampling=seq, n_draws=200,
+    ...                                random_state=0).fit(X, y).preprocessing_
+    >>> pre["n_centroids"], round(pre["compression_radius"], 3)
+    (235, 0.2)
     """
 
     name = "compressed"
+    supports_sparse = False
 
-    def __init__(self, radius=None, target_ratio=0.1, n_refine=1, inner="full"):
+    def __init__(self, radius=None, target_ratio=0.1, n_refine=1, clustering="bisect",
+                 inner="full"):
         self.radius = radius
         self.target_ratio = target_ratio
         self.n_refine = n_refine
+        self.clustering = clustering
         self.inner = inner
 
     def _inner_strategy(self):
@@ -113,11 +137,15 @@ class Compressed(BaseStrategy):
         "radius": [Interval(Real, 0, np.inf, closed="left"), None],
         "target_ratio": [Interval(Real, 0, 1, closed="right")],
         "n_refine": [Interval(Integral, 0, None, closed="left")],
+        "clustering": [StrOptions({"bisect", "sequential"})],
         "inner": [str, BaseStrategy],
     }
 
     def validate(self):
         super().validate()
+        if self.clustering == "sequential" and self.radius is None:
+            raise ValueError("Compressed: clustering='sequential' (seed 003 Algorithm 1) is "
+                             "driven by the radius; set radius (target_ratio is for 'bisect').")
         self._inner_strategy().validate()
 
     def check_sampler(self, sampler):
@@ -131,7 +159,7 @@ class Compressed(BaseStrategy):
             1, math.ceil(self.target_ratio * posterior.n_rows))
         comp = compress(view, groups=groups, weight=posterior.weight, n_refine=int(self.n_refine),
                         radius=None if self.radius is None else self.radius * R,
-                        n_clusters=n_clusters)
+                        n_clusters=n_clusters, method=self.clustering, rng=rng)
         small = _centroid_posterior(posterior, comp, groups is not None)
         est = self._inner_strategy().build(small, laplace, rng=rng,
                                            batch_size=min(batch_size, small.n_rows))

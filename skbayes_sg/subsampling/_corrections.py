@@ -18,7 +18,7 @@ the anchor, so the minibatch sum vanishes and is skipped),
 import numpy as np
 
 from ..models import as_float64
-from ..utils import ParamsMixin, row_chunks
+from ..utils import ParamsMixin
 
 __all__ = ["BaseCorrection", "ControlVariate", "MinibatchSum", "ModeAnchor", "PlainCorrection",
            "grad_difference"]
@@ -51,7 +51,7 @@ def anchor_terms(posterior, mode):
     if not model.is_glm:
         return posterior.row_sum(model.grad_sum, theta)[0], None
     G, parts = np.zeros(model.n_params), []
-    for sl in row_chunks(posterior.n_rows):
+    for sl in posterior.chunks():
         X = as_float64(posterior.X[sl])
         r = model.response(theta, X, posterior.y[sl])
         G += model.grad_from_response(r, X, posterior.rows_weight(sl))[0]

@@ -117,14 +117,14 @@ class GradientEstimator(_Estimator):
         """The minibatch sum (before ``scale``) and its cost; one call per chain if ragged."""
         pb, terms = self.posterior, self.terms
         if not self.index.ragged:
-            g = terms.difference(theta, pb.X[idx], pb.y[idx], pb.merge_weight(idx, w), idx,
+            g = terms.difference(theta, *pb.rows(idx), pb.merge_weight(idx, w), idx,
                                  terms_state, slice(None))
             return g, terms.per_row * idx.size
         g, n = np.empty_like(theta), 0
         for c, rows in enumerate(idx):
             wc = pb.merge_weight(rows, None if w is None else w[c])
-            g[c] = terms.difference(theta[c:c + 1], pb.X[rows], pb.y[rows], wc, rows,
-                                    terms_state, slice(c, c + 1))[0]
+            g[c] = terms.difference(theta[c:c + 1], *pb.rows(rows), wc, rows, terms_state,
+                                    slice(c, c + 1))[0]
             n += rows.size
         return g, terms.per_row * n
 

@@ -7,7 +7,7 @@ from numbers import Integral
 
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import CORRECTION_CONSTRAINT, IndexedStrategy
+from ._base import CORRECTION_CONSTRAINT, IndexedStrategy, check_dense
 from ._index import BlockIndex, uniform_subsets
 
 __all__ = ["Stratified", "StratifiedIndex", "clustering_view"]
@@ -18,8 +18,10 @@ def clustering_view(posterior, joint):
 
     ``joint=False``: the features alone.  ``joint=True``: for regression the
     features with the target as one more coordinate; for classification the
-    features, clustered separately within each class (``groups = y``).
+    features, clustered separately within each class (``groups = y``).  Sparse ``X`` raises a
+    ValueError naming the strategies that work on it.
     """
+    check_dense(posterior.X)
     if not joint:
         return RowView(posterior.X), None
     if posterior.model.is_regression:
@@ -121,6 +123,7 @@ class Stratified(IndexedStrategy):
     """
 
     name = "stratified"
+    supports_sparse = False
 
     _parameter_constraints = {
         "n_clusters": [Interval(Integral, 1, None, closed="left")],

@@ -36,8 +36,7 @@ def subset_gradient(posterior, rngs, theta, m):
     g = np.zeros(theta.shape)
     for sl in row_chunks(m, rows=_CHUNK):
         rows = idx[:, sl]
-        g += model.grad_sum(theta, posterior.X[rows], posterior.y[rows],
-                            posterior.rows_weight(rows))
+        g += model.grad_sum(theta, *posterior.rows(rows), posterior.rows_weight(rows))
     g *= N / m
     return g, idx.size
 
