@@ -7,7 +7,7 @@ the true ``S`` (``z = chol(S)^-1 (theta - mu)``, so the target is ``N(0, I)``)
 against Monte-Carlo standard errors ``sd / sqrt(ESS)`` (the package's
 multi-chain ESS; batch means if the diagnostics do not import).  The SG
 samplers' known discretisation bias enters the tolerance only through the 5%
-that the accurate step (:func:`_accurate_step`, the ``step_size="auto"`` rule)
+that the accurate step (``auto_step_size``, the ``step_size="auto"`` rule of ``estimators/_tuning.py``)
 promises; SGLD and SGHMC are further checked against their exact stationary
 covariance (``stationary_variance``), where the tolerance is Monte-Carlo error
 alone.  With injected gradient noise, ``stationary_variance`` is the oracle of
@@ -27,6 +27,7 @@ try:
 except ImportError:  # diagnostics layer unavailable: batch means below
     effective_sample_size = None
 from skbayes_sg.models import Laplace
+from skbayes_sg.estimators._tuning import auto_step_size
 from skbayes_sg.samplers import (
     HMC,
     PSGLD,
@@ -84,18 +85,6 @@ class NoisyIsotropic:
 
     def estimate(self, index_rngs, theta, rng):
         return self.lam * theta + self.sd * rng.standard_normal(theta.shape), rng, 1
-
-
-def _accurate_step(sampler, lam_max, nu, lam_min=None, max_step=0.5):
-    """Largest grid step whose stationary variance is within AUTO_TOL at lam_max and lam_min."""
-    lam_min = lam_max if lam_min is None else lam_min
-    best = 1e-7
-    for h in np.geomspace(1e-7, max_step / np.sqrt(lam_max * max(lam_max, 1.0)), 400):
-        if any(abs(lam * sampler.stationary_variance(h, lam, nu) - 1.0) > AUTO_TOL
-               for lam in {lam_max, lam_min}):
-            break
-        best = float(h)
-    return best * sampler.step_scale(lam_max, nu, 1.0)
 
 
 def _gaussian(p, cond, seed):
@@ -187,7 +176,7 @@ def test_gaussian_moments(name, preconditioned):
         if not preconditioned:
             sampler.set_params(trajectory_length=1.5 * np.sqrt(lam.max() / lam.min()))
     else:
-        h = _accurate_step(sampler, lam.max(), 0.0, lam_min=lam.min())
+        h = auto_step_size(sampler, lam.max(), 0.0, lam_min=lam.min(), tol=AUTO_TOL)
     kernel = sampler.build_kernel(target, h, precond)
     L = np.linalg.cholesky(S)
     theta0 = mu + np.random.default_rng(3).standard_normal((C, p)) @ L.T
@@ -228,7 +217,7 @@ LARGE_STEP = {"sgld": 0.5, "psgld": 0.5, "sghmc": 0.4, "sgnht": 0.3}
 def test_gradient_noise_accurate_vs_fixed_step(name):
     # U = lam |theta|^2 / 2 in 8 dimensions, gradient noise of variance nu.
     sampler, lam, nu = SAMPLERS[name](), 2.0, 4.0
-    var, se = _noisy_isotropic(sampler, _accurate_step(sampler, lam, nu), lam, nu)
+    var, se = _noisy_isotropic(sampler, auto_step_size(sampler, lam, nu, tol=AUTO_TOL), lam, nu)
     assert abs(var - 1.0) <= AUTO_TOL + N_SE * se
     h_big = LARGE_STEP[name] / lam
     oracle = lam * sampler.stationary_variance(h_big, lam, nu)  # pSGLD: in SGLD units
