@@ -180,49 +180,19 @@ def _check_exact(reg, mean, cov):
     return z, ratio
 
 
-@pytest.fixture(scope="session")
-def toy_model():
-    """``toy_model(name)``: a fresh model of one of ``MODEL_NAMES``."""
-    return _toy_model
+def _helper_fixture(name, helper):
+    """A session fixture ``name`` whose value is the helper function itself."""
+    def fixture():
+        return helper
+
+    fixture.__doc__ = helper.__doc__
+    return pytest.fixture(scope="session", name=name)(fixture)
 
 
-@pytest.fixture(scope="session")
-def toy_prior():
-    """``toy_prior(name, model)``: the unit prior of the toy problems."""
-    return _toy_prior
-
-
-@pytest.fixture(scope="session")
-def make_problem():
-    """``make_problem(name, n=200, seed=0, weighted=False, layout="plain", mode="random")``."""
-    return _make_problem
-
-
-@pytest.fixture(scope="session")
-def rngs_for():
-    """``rngs_for(C, seed=0)``: one Generator per chain."""
-    return _rngs_for
-
-
-@pytest.fixture(scope="session")
-def estimates():
-    """``estimates(est, theta, n_rounds, seed=0) -> (samples, evals)``."""
-    return _estimates
-
-
-@pytest.fixture(scope="session")
-def within_5se():
-    """``within_5se(samples, exact) -> bool``."""
-    return _within_5se
-
-
-@pytest.fixture(scope="session")
-def fit_exact_linear():
-    """``fit_exact_linear(X, y, s, **kw)``: the exact-posterior linear fit."""
-    return _fit_exact_linear
-
-
-@pytest.fixture(scope="session")
-def check_exact():
-    """``check_exact(reg, mean, cov)``: assert the exact-posterior contract."""
-    return _check_exact
+# The helpers above, as fixtures named without the underscore (tests take them as arguments).
+for _name, _helper in {"toy_model": _toy_model, "toy_prior": _toy_prior,
+                       "make_problem": _make_problem, "rngs_for": _rngs_for,
+                       "estimates": _estimates, "within_5se": _within_5se,
+                       "fit_exact_linear": _fit_exact_linear,
+                       "check_exact": _check_exact}.items():
+    globals()[f"{_name}_fixture"] = _helper_fixture(_name, _helper)
