@@ -4,6 +4,9 @@ from ._exceptions import ApproximationWarning, ConvergenceWarning, DivergenceErr
 from ._chunks import row_chunks
 from ._params import ParamsMixin
 from ._random import Streams, make_rng, make_streams
+from ._scale import location_scale, standardize
+from ._warn import user_stacklevel, warn_user
 
 __all__ = ["ApproximationWarning", "ConvergenceWarning", "DivergenceError", "ParamsMixin",
-           "Streams", "make_rng", "make_streams", "row_chunks"]
+           "Streams", "location_scale", "make_rng", "make_streams", "row_chunks",
+           "standardize", "user_stacklevel", "warn_user"]
