@@ -135,5 +135,7 @@ class SVRG(Uniform):
         self.n1 = n1
         self.update_every = update_every
 
+    _parameter_constraints = SVRGAnchor._parameter_constraints
+
     def _correction(self):
         return SVRGAnchor(self.n1, self.update_every)
