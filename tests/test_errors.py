@@ -462,3 +462,19 @@ def test_divergence_message_says_where_the_step_came_from(monkeypatch):
         BayesianMLPClassifier(**kw).fit(Xb, yb)
     assert "divided by 4 3 time(s)" in str(err.value)
     assert "or step_size='auto'" not in str(err.value)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_decision_function_never_nan(n_classes):
+    # coefficients of both signs above 1: at [BIG, BIG] the two products overflow with opposite
+    # signs (inf - inf, or one inf first) although the score is finite; exact rationals decide
+    y = np.digitize(X[:, 0] - X[:, 1], [-0.4, 0.4] if n_classes == 3 else [0.0])
+    clf = BayesianLogisticRegression(**FAST).fit(X * 5, y)
+    rows = np.vstack([EXTREME, [[BIG, BIG, 0.0], [BIG, -BIG, 1.0], [-BIG, BIG, 0.0]]])
+    with np.errstate(over="ignore", invalid="ignore"):
+        assert not np.isfinite(rows @ clf.coef_.T).all()  # the plain product overflows
+    scores = clf.decision_function(rows).reshape(len(rows), -1)
+    assert not np.isnan(scores).any()
+    for k in range(scores.shape[1]):
+        expected = [_exact_output(x, clf.coef_[k], clf.intercept_[k]) for x in rows]
+        np.testing.assert_allclose(scores[:, k], expected, rtol=1e-8)
