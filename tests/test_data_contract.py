@@ -4,6 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from sklearn.datasets import load_breast_cancer, load_diabetes
 from sklearn.preprocessing import StandardScaler
 
@@ -147,3 +148,34 @@ def test_pointwise_log_likelihood_and_loo(diabetes):
     other = BayesianLinearRegression(prior_scale=0.01, **FAST).fit(X, y)
     table = az.compare({"default": idata, "tight": other.to_inference_data(X, y)})
     assert table.index[0] == "default"
+
+
+class _WorkerData(Exception):
+    """Raised inside a joblib worker to carry how it holds the rows back to the parent."""
+
+
+def _report_worker_data(sampler, prep, ids, *args):
+    """Stand-in for the chain runner of ``sample``: report the worker's rows, then stop."""
+    X = prep.posterior.X
+    parts = {"data": X.data, "indices": X.indices} if sp.issparse(X) else {"X": X}
+    raise _WorkerData({k: type(v).__name__ for k, v in parts.items()})
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_parallel_chains_get_X_memory_mapped_not_pickled(monkeypatch, sparse):
+    # joblib's loky backend replaces arrays above 1 MB by a memory-mapped file written once per
+    # fit, which every worker maps; a copy pickled into each task would arrive as an ndarray
+    import skbayes_sg.estimators._fit as fit_module
+
+    rng = np.random.default_rng(0)
+    if sparse:  # data 3.2 MB and indices 1.6 MB
+        X = sp.random(20_000, 2_000, density=0.01, format="csr", random_state=0)
+    else:  # 3.2 MB
+        X = rng.normal(size=(20_000, 20))
+    y = (np.asarray(X[:, 0].todense()).ravel() if sparse else X[:, 0]) > 0
+    monkeypatch.setattr(fit_module, "_run_group", _report_worker_data)
+    clf = BayesianLogisticRegression(n_jobs=2, n_warmup=10, n_draws=10, random_state=0)
+    with pytest.raises(_WorkerData) as info:
+        clf.fit(X, y)
+    held = info.value.args[0]
+    assert held == ({"data": "memmap", "indices": "memmap"} if sparse else {"X": "memmap"})
