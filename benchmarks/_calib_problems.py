@@ -1,4 +1,4 @@
-"""Reference problems of ``calibration.py``: data, the library's exact potential, the compared quantities.
+"""Reference problems of ``calibration.py``: data, the library's potential, compared quantities.
 
 Each problem is fitted in the library's own coordinates (``y`` normalized for the regressor,
 targets coded as the estimator codes them) with exactly the library's prior
@@ -32,6 +32,8 @@ class Problem:
     reference: str  # "exact" (closed form) or "nuts"
     params: dict = field(default_factory=dict)  # estimator parameters fixed for the problem
     note: str = ""
+    y_scaling: tuple = None  # the regressor's (y_mean_, y_scale_), read from a fit
+
 
     @property
     def n_classes(self):
@@ -113,7 +115,7 @@ def targets(problem):
     if problem.kind == "logistic":
         codes = np.unique(problem.y, return_inverse=True)[1]
         return (np.where(codes == 1, 1.0, -1.0) if problem.rows == 1 else codes), 0.0, 1.0
-    y_mean, y_scale = float(np.mean(problem.y)), float(np.std(problem.y))
+    y_mean, y_scale = problem.y_scaling or (np.mean(problem.y), np.std(problem.y))
     return (problem.y - y_mean) / y_scale, y_mean, y_scale
 
 
@@ -130,7 +132,7 @@ def prior(problem, y_enc, prior_scale=1.0):
 
 
 def potential(problem, xp=np):
-    """``(U, p)``: the library's negative log posterior ``U(theta)`` (additive constants dropped)."""
+    """``(U, p)``: the library's negative log posterior ``U(theta)`` (up to a constant)."""
     y_enc, _, y_scale = targets(problem)
     prec, noise_b = prior(problem, y_enc)
     X = xp.asarray(problem.X)

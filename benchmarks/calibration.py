@@ -40,17 +40,17 @@ CONFIGS = {"default": {}, "hmc+full": {"sampler": "hmc", "subsampling": "full"},
            "psgld, step_size=0.5": {"sampler": "psgld", "step_size": 0.5},
            "default, step_size=1.0": {"step_size": 1.0},
            "uniform, step_size=0.1": {"subsampling": "uniform", "step_size": 0.1}}
-_BASE = ["default", "hmc+full"]
-_SOME = ["sgld+control_variates", "sghmc+uniform", "psgld+preferential_cv", "sgnht+full"]
-PLAN = {  # problem -> configurations (the cheapest problems get every pair)
-    "linear_exact_diabetes": _BASE + list(PAIRS),
-    "logistic_400": _BASE + list(PAIRS) + ["sgld, step_size=5", "psgld, step_size=0.5",
-                                           "default, step_size=1.0"],
-    "linear_exact_corr20k": _BASE + _SOME + ["uniform, step_size=0.1"],
-    "logistic_breast_cancer": _BASE + _SOME + ["sghmc+full", "default, step_size=1.0"],
-    "logistic_corr20k": _BASE + _SOME + ["uniform, step_size=0.1"],
-    "softmax_4class": _BASE + _SOME,
-    "linear_noise_diabetes": _BASE + _SOME + ["sghmc+full"],
+_SOME = ["sgld+control_variates", "psgld+preferential_cv", "sgnht+preferential_cv"]
+PLAN = {  # problem -> configurations (--all-pairs: every pair and hmc+full on every problem)
+    "linear_exact_diabetes": ["default", "hmc+full", *PAIRS],
+    "logistic_400": ["default", "hmc+full", *_SOME, "sgld+uniform", "sghmc+full",
+                     "sgld, step_size=5", "psgld, step_size=0.5", "default, step_size=1.0"],
+    "linear_exact_corr20k": ["default", *_SOME, "uniform, step_size=0.1"],
+    "logistic_breast_cancer": ["default", "hmc+full", *_SOME, "sghmc+uniform", "sgnht+full",
+                               "sghmc+full", "default, step_size=1.0"],
+    "logistic_corr20k": ["default", *_SOME, "sghmc+uniform", "uniform, step_size=0.1"],
+    "softmax_4class": ["default", *_SOME, "sghmc+full"],
+    "linear_noise_diabetes": ["default", "hmc+full", *_SOME, "sghmc+uniform", "sghmc+full"],
 }
 QUICK_PLAN = {"linear_exact_diabetes": ["default", "sgld+uniform"],
               "logistic_400": ["default", "sgld, step_size=5"]}
@@ -89,6 +89,9 @@ def _scored(fit, ref):
 
 def run(args):
     plan = QUICK_PLAN if args.quick else PLAN
+    if args.all_pairs:
+        plan = {name: list(dict.fromkeys(["default", "hmc+full", *PAIRS, *cfgs]))
+                for name, cfgs in plan.items()}
     wanted = set(args.problems.split(",")) if args.problems else set(plan)
     have_nuts = nuts_available() is not None
     settings = ({"chains": 2, "warmup": 300, "draws": 1000} if args.quick else
@@ -150,6 +153,8 @@ def markdown(problems, refs, results, args, wall):
 
 def main():
     args = cli(__doc__, seeds={"type": int, "default": None, "help": "fits per cell (20)"},
+               all_pairs={"action": "store_true",
+                          "help": "every sampler x subsampling pair on every problem"},
                jobs={"type": int, "default": 2, "help": "worker processes"},
                problems={"default": None, "help": "comma-separated problem names"},
                cache_dir={"default": str(Path.home() / ".cache" / "skbayes_sg" / "calibration"),
