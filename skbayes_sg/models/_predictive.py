@@ -19,7 +19,7 @@ near 1e308 give ``inf`` or ``inf - inf``) comes out NaN, without a warning, and
 """
 
 import numpy as np
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from ..utils import row_chunks
 from ._sparse import draw_chunks, is_sparse
@@ -30,6 +30,7 @@ __all__ = ["binary_sums", "cache_rows", "compute_dtype", "glm_mean", "network_me
 _CACHE_BYTES = 1 << 20  # working set of a row chunk: well inside a 2 MiB L2
 _MIN_ROWS, _MAX_ROWS = 64, 4096
 _GROUP_ELEMENTS = 1 << 22  # parameters of a group of draws copied in the compute layout
+_CONTROLLER = []  # one ThreadpoolController, made on first use (finding the libraries: ~2 ms)
 #: largest |logit| fed to ``exp``: exp stays finite and ``1 + exp`` representable
 _EXP_LIMIT = {np.dtype(np.float64): 700.0, np.dtype(np.float32): 80.0}
 
@@ -95,10 +96,17 @@ def glm_mean(coef, intercept, X):
     S, R, d = coef.shape
     dtype = compute_dtype(X)
     out = np.zeros((X.shape[0], max(R, 2)))
-    with threadpool_limits(1, user_api="blas"), np.errstate(over="ignore", invalid="ignore"):
+    with _one_blas_thread(), np.errstate(over="ignore", invalid="ignore"):
         for g in draw_chunks((S, R * (d + 1)), 1, 1, _GROUP_ELEMENTS):
             _glm_sums(_glm_coef(coef[g], intercept[g], dtype), R, X, out)
     return normalize_rows(out)
+
+
+def _one_blas_thread():
+    """Context limiting BLAS to one thread (see the module docstring)."""
+    if not _CONTROLLER:
+        _CONTROLLER.append(ThreadpoolController())
+    return _CONTROLLER[0].limit(limits=1, user_api="blas")
 
 
 def _glm_coef(coef, intercept, dtype):
