@@ -52,7 +52,7 @@ PLAN = {  # problem -> configurations (--all-pairs: every pair and hmc+full on e
     "softmax_4class": ["default", *_SOME, "sghmc+full"],
     "linear_noise_diabetes": ["default", "hmc+full", *_SOME, "sghmc+uniform", "sghmc+full"],
 }
-QUICK_PLAN = {"linear_exact_diabetes": ["default", "sgld+uniform"],
+QUICK_PLAN = {"linear_exact_diabetes": ["default", "sghmc+full"],
               "logistic_400": ["default", "sgld, step_size=5"]}
 
 
