@@ -142,3 +142,21 @@ def test_monte_carlo_error_of_the_default_draws_is_small_next_to_the_posterior_s
     err = clf.predict_proba(X)[:, 1] - p.mean(0)
     ratio = np.sqrt(np.mean(err**2) / np.mean(p.var(0)))
     assert 0.03 < ratio < 0.2
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_row_blocks_in_threads_give_the_one_block_result(monkeypatch, sparse):
+    # blocks run in worker threads on views of X and of the output; rows whose exp overflows
+    # (redone with clipping, by their index inside the block) sit in every block
+    model, rng = LogisticModel(4, 2), np.random.default_rng(2)
+    draws = rng.normal(size=(30, 5))
+    draws[:, 0] = rng.uniform(0.5, 2.5, 30)
+    X = rng.normal(size=(1000, 4))
+    X[::97, 0] = -900.0  # logits from -450 to -2250: exp(-z) overflows in most draws
+    X = sp.csr_matrix(X) if sparse else X
+    one = model.predict_mean(draws, X)
+    monkeypatch.setattr(predictive, "_CACHE_BYTES", 4096)
+    monkeypatch.setattr(predictive, "_row_blocks",
+                        lambda n, chunk: [slice(0, 150), slice(150, 151), slice(151, n)])
+    np.testing.assert_allclose(model.predict_mean(draws, X), one, rtol=1e-11, atol=1e-300)
+    assert np.all(one[::97, 1] < 1e-100) and np.all(one[::97, 1] > 0)
