@@ -5,8 +5,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import expit, log_expit, logsumexp, softmax
 
-from ._base import (Likelihood, as_float64, class_predictor, class_response_grad, design,
-                    linear_predictor, scalar_response_grad)
+from ._base import (Likelihood, as_compute, as_float64, class_predictor, class_response_grad,
+                    design, linear_predictor, scalar_response_grad)
 from ._predictive import binary_sums
 from ._sparse import draw_chunks, outer_rows, squared, weighted_gram
 
@@ -126,12 +126,11 @@ class LogisticModel(Likelihood):
         :meth:`grad_from_response` accepts any memory layout.
         """
         z = self._z(theta, X)
-        if self._rows == 1:
-            z *= y
-            np.negative(z, out=z)
+        if self._rows == 1:  # -t sigmoid(-t z), accurate for tiny values
+            neg_t = np.negative(y, dtype=z.dtype)
+            z *= neg_t
             expit(z, out=z)
-            z *= y
-            np.negative(z, out=z)
+            z *= neg_t
             return z
         r = self._softmax_inplace(z)
         r -= y[..., None, :] == self._classes
@@ -140,9 +139,11 @@ class LogisticModel(Likelihood):
     def grad_from_response(self, r, X, weight=None):
         """``sum_i w_i r_i (x) [x_i, 1]`` as ``(C, p)`` from responses ``r``."""
         if weight is not None:
-            r = r * (weight if self._rows == 1 else weight[..., None])
-        C, nw, X = r.shape[0], self._nw, as_float64(X)
-        out = np.empty((C, self.n_params))
+            r = np.multiply(r, weight if self._rows == 1 else weight[..., None], dtype=r.dtype)
+        if X.dtype is not r.dtype:
+            X = as_compute(X, r.dtype)
+        C, nw = r.shape[0], self._nw
+        out = np.empty((C, self.n_params), dtype=X.dtype)
         if self._rows == 1:
             return scalar_response_grad(r, X, self.fit_intercept, out)
         rt = r.transpose(0, 2, 1)

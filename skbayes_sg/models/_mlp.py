@@ -6,7 +6,7 @@ import numpy as np
 from scipy.special import expit, logsumexp, softmax
 
 from ..utils import row_chunks
-from ._base import Likelihood, as_float64
+from ._base import Likelihood, as_compute
 
 __all__ = ["ACTIVATIONS", "MLPModel"]
 
@@ -142,7 +142,7 @@ class MLPModel(Likelihood):
     def _forward(self, theta, X):
         """Hidden activations ``[X, a_1, ..., a_L]`` and logits ``(C, b, K)``."""
         act = ACTIVATIONS[self.activation][0]
-        X = as_float64(X)
+        X = as_compute(X, theta.dtype)
         C, acts, a = theta.shape[0], [X], X
         last = self.n_layers - 1
         for l, ((s, e, shape), (bs, be)) in enumerate(zip(self._coef_indptr,
@@ -185,7 +185,8 @@ class MLPModel(Likelihood):
         delta -= y[..., None] == self._classes
         if weight is not None:
             delta *= weight[..., None]
-        return self._backward(theta, acts, delta, np.empty((theta.shape[0], self.n_params)))
+        return self._backward(theta, acts, delta,
+                              np.empty((theta.shape[0], self.n_params), dtype=delta.dtype))
 
     def per_example_grad(self, theta1, X, y):
         """Per-example gradients ``(b, p)`` at one position ``theta1 (p,)``."""

@@ -34,7 +34,7 @@ from sklearn.utils._param_validation import Interval
 
 from ..utils import ParamsMixin
 
-__all__ = ["POSITIVE", "BaseSampler", "Kernel", "chain_block", "fixed_step"]
+__all__ = ["POSITIVE", "BaseSampler", "Kernel", "chain_block", "chain_normals", "fixed_step"]
 
 POSITIVE = [Interval(Real, 0, np.inf, closed="neither")]  # finite and > 0
 
@@ -100,4 +100,33 @@ def chain_block(rngs, n_steps, k, draw="standard_normal", *args):
     out = np.empty((n_steps, len(rngs), k))
     for c, rng in enumerate(rngs):
         out[:, c, :] = getattr(rng, draw)(*args, size=(n_steps, k))
+    return out
+
+
+def chain_normals(rngs, n_steps, k, dtype=None):
+    """``(n_steps, C, k)`` standard normals, chain ``c`` from ``rngs[c]`` only.
+
+    ``dtype=np.float32`` (the noise of a fit on float32 data) uses the Box-Muller transform of
+    float32 uniforms: numpy's SIMD ``log``/``sin``/``cos`` make it about 2-3 times faster than
+    the ziggurat (for the 79,510 parameters of a 784-100-10 MLP the noise costs as much as the
+    gradient).  ``u1`` is taken in ``(0, 1]``, so the draws are exact normals truncated at
+    ``sqrt(-2 log 2^-24) = 5.8`` sd (probability 8e-9).  Otherwise :func:`chain_block`'s float64
+    ziggurat normals.
+    """
+    if dtype != np.float32:
+        return chain_block(rngs, n_steps, k)
+    out, m = np.empty((n_steps, len(rngs), k), dtype=np.float32), n_steps * k
+    half, two_pi = (m + 1) // 2, np.float32(2.0 * np.pi)
+    for c, rng in enumerate(rngs):
+        u = rng.random(2 * half, dtype=np.float32)
+        radius, angle = u[:half], u[half:]
+        np.subtract(np.float32(1.0), radius, out=radius)
+        np.log(radius, out=radius)
+        radius *= np.float32(-2.0)
+        np.sqrt(radius, out=radius)
+        angle *= two_pi
+        z = np.empty(2 * half, dtype=np.float32)
+        np.multiply(np.cos(angle, out=z[:half]), radius, out=z[:half])
+        np.multiply(np.sin(angle, out=z[half:]), radius, out=z[half:])
+        out[:, c, :] = z[:m].reshape(n_steps, k)
     return out

@@ -8,7 +8,7 @@ from numbers import Real
 
 from sklearn.utils._param_validation import Interval
 
-from ._base import POSITIVE, BaseSampler, Kernel, chain_block, fixed_step
+from ._base import POSITIVE, BaseSampler, Kernel, chain_block, chain_normals, fixed_step
 from ._ewsg import coupled_gradient, index_uniforms
 
 __all__ = ["PSGLD", "PSGLDState", "SGLD", "SGLDState"]
@@ -86,23 +86,31 @@ class SGLD(_Overdamped):
             return SGLDState(np.array(theta0, dtype=float))
 
         def step(index_rngs, state, est_state, noise):
-            theta = state.position
-            g, est_state, n = estimate(index_rngs, theta, est_state)
-            return SGLDState(theta - half * apply(g) + noise), est_state, n
+            g, est_state, n = estimate(index_rngs, state.position, est_state)
+            g = apply(g)  # fresh (the estimator's or the product's): updated in place
+            g *= -half
+            g += state.position
+            g += noise
+            return SGLDState(g), est_state, n
 
-        return Kernel(init, _sgld_noise(h, precond), step, fixed_step(h))
+        return Kernel(init, _sgld_noise(h, precond, estimator), step, fixed_step(h))
 
 
-def _sgld_noise(h, precond):
-    """``draw_block`` of SGLD: ``(n_steps, C, p)`` normals times ``sqrt(h) L``."""
+def _sgld_noise(h, precond, estimator):
+    """``draw_block`` of SGLD: ``(n_steps, C, p)`` normals times ``sqrt(h) L``.
+
+    float32 normals when the estimator computes in float32 (:func:`chain_normals`).
+    """
     scale, from_u = np.sqrt(h), precond.from_u
-    return lambda rngs, n_steps, p: from_u(scale * chain_block(rngs, n_steps, p))
+    dtype = getattr(estimator, "compute_dtype", None)
+    return lambda rngs, n_steps, p: from_u(scale * chain_normals(rngs, n_steps, p, dtype))
 
 
 def _coupled_sgld(estimator, h, precond):
     """SGLD's kernel with EWSG's index chain (see :class:`SGLD`); state keeps ``x``."""
     half, M, apply, inv = 0.5 * h, estimator.n_candidates, precond.apply, precond.inv
-    coupled, noise_block = coupled_gradient(estimator, half, precond, 1.0), _sgld_noise(h, precond)
+    coupled = coupled_gradient(estimator, half, precond, 1.0)
+    noise_block = _sgld_noise(h, precond, estimator)
 
     def init(theta0, rngs):
         theta = np.array(theta0, dtype=float)

@@ -7,6 +7,7 @@ core made multi-threaded BLAS several times slower.
 """
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 import numpy as np
@@ -19,6 +20,7 @@ __all__ = ["Trace", "run_chains"]
 _BLOCK = 256  # steps per pre-drawn block ...
 _BLOCK_ELEMENTS = 1 << 18  # ... at most this many noise numbers per block (cache-sized)
 _EXPLODED = 1e8  # squared whitened distance per coordinate from the start
+_BACKGROUND = 1 << 14  # noise numbers per step from which blocks are drawn in a worker thread
 
 
 class Trace(NamedTuple):
@@ -89,21 +91,33 @@ class _Context:
 
     def advance(self, state, est_state, n_steps, phase, draws, thin):
         """Run ``n_steps`` steps in blocks; store every ``thin``-th in ``draws``."""
-        step, index_rngs, done, kept = self.kernel.step, self.index_rngs, 0, 0
-        t_phase = time.perf_counter()
         C, p = self.theta0.shape
         block = int(np.clip(_BLOCK_ELEMENTS // (C * p), 1, _BLOCK))
         block = max(block - block % thin, thin)
-        while done < n_steps:
-            n = min(block, n_steps - done)
-            randoms = self.kernel.draw_block(self.rngs, n, p)
+        sizes = [min(block, n_steps - start) for start in range(0, n_steps, block)]
+        blocks = self._blocks(sizes, p)
+        try:
+            return self._run_blocks(state, est_state, zip(sizes, blocks), n_steps, phase,
+                                    draws, thin)
+        finally:
+            blocks.close()  # stops a worker thread at once if a chain diverged
+
+    def _run_blocks(self, state, est_state, blocks, n_steps, phase, draws, thin):
+        step, index_rngs, done, kept = self.kernel.step, self.index_rngs, 0, 0
+        t_phase = time.perf_counter()
+        for n, randoms in blocks:
             evals = 0
-            for i in range(n):
-                state, est_state, k = step(index_rngs, state, est_state, randoms[i])
-                evals += k
-                if draws is not None and (done + i + 1) % thin == 0:
-                    draws[:, kept] = state.position
-                    kept += 1
+            if draws is None:
+                for i in range(n):
+                    state, est_state, k = step(index_rngs, state, est_state, randoms[i])
+                    evals += k
+            else:
+                for i in range(n):
+                    state, est_state, k = step(index_rngs, state, est_state, randoms[i])
+                    evals += k
+                    if (done + i + 1) % thin == 0:
+                        draws[:, kept] = state.position
+                        kept += 1
             self.n_evals += evals
             done += n
             self._check(state, phase, done)
@@ -111,6 +125,26 @@ class _Context:
                 self.progress(phase, done, n_steps, time.perf_counter() - t_phase,
                               self.chain_ids)
         return state, est_state
+
+    def _blocks(self, sizes, p):
+        """The kernel's random blocks of ``sizes`` steps, in order.
+
+        With many noise numbers per step (the MLP: ``C p`` ~ 10^5) the next block is drawn in a
+        worker thread while this one is used (numpy's generators release the GIL, so it runs
+        on another core).  One worker draws the blocks strictly in order from the same streams,
+        so the numbers are exactly those of drawing them in line: draws stay reproducible.
+        """
+        draw, rngs = self.kernel.draw_block, self.rngs
+        if len(sizes) < 2 or len(rngs) * p < _BACKGROUND:
+            for n in sizes:
+                yield draw(rngs, n, p)
+            return
+        with ThreadPoolExecutor(max_workers=1) as worker:
+            pending = worker.submit(draw, rngs, sizes[0], p)
+            for n in sizes[1:]:
+                current, pending = pending.result(), worker.submit(draw, rngs, n, p)
+                yield current
+            yield pending.result()
 
     def _check(self, state, phase, done):
         theta = state.position
@@ -124,9 +158,8 @@ class _Context:
             what = "non-finite" if not finite[c] else "exploding"
             err = DivergenceError(
                 f"Chain {self.chain_ids[c]} diverged during {phase} (step {done}): "
-                f"{what} parameters with step_size={h:.3g}. Use a smaller step_size "
-                "(or step_size='auto'), standardize X (e.g. StandardScaler), or keep "
-                "the default preconditioner."
+                f"{what} parameters with step_size={h:.3g}. Use a smaller step_size, "
+                "standardize X (e.g. StandardScaler), or keep the default preconditioner."
             )
             err.phase = phase
             raise err

@@ -5,7 +5,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.linalg import solve_discrete_lyapunov
 
-from ._base import POSITIVE, BaseSampler, Kernel, chain_block, fixed_step
+from ._base import POSITIVE, BaseSampler, Kernel, chain_block, chain_normals, fixed_step
 from ._ewsg import coupled_gradient, index_uniforms
 
 __all__ = ["MomentumState", "SGHMC", "underdamped_variance"]
@@ -57,6 +57,7 @@ class Underdamped(BaseSampler):
         scale, M, thermostat = np.sqrt(2.0 * D * h), estimator.n_candidates, self.thermostat
         estimate, to_u, from_u = estimator.estimate, precond.to_u, precond.from_u
         coupled = coupled_gradient(estimator, h, precond, D) if M > 1 else None
+        dtype = getattr(estimator, "compute_dtype", None)  # float32 noise for float32 data
 
         def init(theta0, rngs):
             r = chain_block(rngs, 1, theta0.shape[1])[0]
@@ -64,7 +65,7 @@ class Underdamped(BaseSampler):
             return MomentumState(np.array(theta0, dtype=float), r, c)
 
         def draw_block(rngs, n_steps, p):
-            noise = scale * chain_block(rngs, n_steps, p)
+            noise = scale * chain_normals(rngs, n_steps, p, dtype)
             return list(zip(noise, index_uniforms(rngs, n_steps, M)))
 
         def step(index_rngs, state, est_state, randoms):
@@ -74,10 +75,16 @@ class Underdamped(BaseSampler):
                 g, est_state, n = estimate(index_rngs, theta, est_state)
             else:
                 g, est_state, n = coupled(index_rngs, theta, h * c * r, est_state, u)
-            r = (1.0 - h * c) * r - h * to_u(g) + noise
+            kick = to_u(g)  # fresh (the estimator's or the product's): updated in place
+            kick *= -h
+            kick += noise
+            r = (1.0 - h * c) * r
+            r += kick
             if thermostat is not None:
                 c = thermostat(c, r, h)
-            return MomentumState(theta + h * from_u(r), r, c), est_state, n
+            move = h * from_u(r)
+            move += theta
+            return MomentumState(move, r, c), est_state, n
 
         return Kernel(init, draw_block, step, fixed_step(h))
 

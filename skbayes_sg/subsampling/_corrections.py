@@ -19,6 +19,7 @@ import numpy as np
 
 from ..models import as_float64
 from ..utils import ParamsMixin
+from ._estimator import minibatch_dtype
 
 __all__ = ["BaseCorrection", "ControlVariate", "MinibatchSum", "ModeAnchor", "PlainCorrection",
            "grad_difference"]
@@ -31,13 +32,13 @@ def grad_difference(model, theta, anchor, Xb, yb, w, anchor_response=None):
     given, else recomputed) and form one gradient; other models take the
     difference of two ``grad_sum``.  ``anchor`` is ``(p,)`` or ``(C, p)``.
     """
+    anchor = np.broadcast_to(np.asarray(anchor, dtype=theta.dtype), theta.shape)
     if model.is_glm:
         r = model.response(theta, Xb, yb)
-        r -= (model.response(np.broadcast_to(anchor, theta.shape), Xb, yb)
-              if anchor_response is None else anchor_response)
+        r -= model.response(anchor, Xb, yb) if anchor_response is None else anchor_response
         return model.grad_from_response(r, Xb, w)
     g = model.grad_sum(theta, Xb, yb, w)
-    g -= model.grad_sum(np.broadcast_to(anchor, theta.shape), Xb, yb, w)
+    g -= model.grad_sum(anchor, Xb, yb, w)
     return g
 
 
@@ -45,7 +46,8 @@ def anchor_terms(posterior, mode):
     """``G = sum_i m_i ∇f_i(mode)`` ``(p,)`` and, for GLMs, every row's response ``r_i(mode)``.
 
     One pass in row chunks (a float32 ``X`` is cast a chunk at a time, never
-    all at once).  The responses are None for other models.
+    all at once).  The responses are None for other models, and stored in the precision of the
+    minibatch arithmetic (float32 for float32 ``X``).
     """
     model, theta = posterior.model, mode[None, :]
     if not model.is_glm:
@@ -56,7 +58,7 @@ def anchor_terms(posterior, mode):
         r = model.response(theta, X, posterior.y[sl])
         G += model.grad_from_response(r, X, posterior.rows_weight(sl))[0]
         parts.append(r[0])
-    return G, np.concatenate(parts)
+    return G, np.concatenate(parts).astype(minibatch_dtype(posterior.X) or np.float64, copy=False)
 
 
 class MinibatchSum:

@@ -28,7 +28,18 @@ attributes:
 
 import numpy as np
 
-__all__ = ["ExactGradient", "GradientEstimator"]
+__all__ = ["ExactGradient", "GradientEstimator", "minibatch_dtype"]
+
+
+def minibatch_dtype(X):
+    """``np.float32`` when minibatch gradients run in float32 (dense float32 ``X``), else None.
+
+    The sampler's state stays float64; only the minibatch sums (the arithmetic on gathered rows)
+    drop to X's precision.  Their rounding error (relative ~1e-7 per row, summed over ``b`` rows)
+    is far below the minibatch noise.
+    """
+    dense32 = isinstance(X, np.ndarray) and X.dtype == np.float32
+    return np.float32 if dense32 else None
 
 
 class _Estimator:
@@ -92,13 +103,15 @@ class GradientEstimator(_Estimator):
                          preprocessing_evals=preprocessing_evals + terms.preprocessing_evals)
         self.index, self.terms, self.n_candidates = index, terms, int(n_candidates)
         self.evals_per_step = terms.evals_per_step(index.b)
+        self.compute_dtype = minibatch_dtype(posterior.X)
 
     def init(self, rngs, theta):
         """``(index state, terms state)`` for chains ``theta (C, p)``."""
         return self.index.init(rngs, theta.shape[0]), self.terms.init(rngs, theta)
 
     def estimate(self, rngs, theta, state):
-        """``(g (C, p), state, n_grad_evals)``, ``g ≈ ∇U(theta)`` per chain."""
+        """``(g (C, p), state, n_grad_evals)``, ``g ≈ ∇U(theta)`` per chain (a fresh float64
+        array the caller may overwrite)."""
         index_state, terms_state = state
         g_a, terms_state, n, at_anchor = self.terms.begin(rngs, theta, terms_state)
         if at_anchor:
@@ -107,15 +120,21 @@ class GradientEstimator(_Estimator):
             return g, (index_state, terms_state), n
         idx, w, index_state = self.index.draw(rngs, theta, index_state)
         g, k = self._batch_sum(theta, idx, w, terms_state)
-        g *= self.index.scale
+        g = np.multiply(g, self.index.scale, dtype=np.float64)  # float32 sums come back here
         if g_a is not None:
             g += g_a
         g += self.posterior.prior.grad(theta)
         return g, (index_state, terms_state), n + k
 
     def _batch_sum(self, theta, idx, w, terms_state):
-        """The minibatch sum (before ``scale``) and its cost; one call per chain if ragged."""
+        """The minibatch sum (before ``scale``) and its cost; one call per chain if ragged.
+
+        On float32 ``X`` the minibatch arithmetic runs in float32 (``theta`` cast once per
+        step); the caller scales the sum back into float64.
+        """
         pb, terms = self.posterior, self.terms
+        if self.compute_dtype is not None:
+            theta = theta.astype(self.compute_dtype)
         if not self.index.ragged:
             g = terms.difference(theta, *pb.rows(idx), pb.merge_weight(idx, w), idx,
                                  terms_state, slice(None))
@@ -143,7 +162,7 @@ class GradientEstimator(_Estimator):
         idx = np.concatenate([d[0] for d in draws])
         w = None if draws[0][1] is None else np.concatenate([d[1] for d in draws])
         g, n = self._batch_sum(np.tile(theta, (M, 1)), idx, w, terms_state)
-        g *= self.index.scale
+        g = np.multiply(g, self.index.scale, dtype=np.float64)
         g = g.reshape(M, *theta.shape)
         if self.terms.offset is not None:
             g += self.terms.offset

@@ -29,10 +29,10 @@ def uniform_subsets(rng, n, b, n_sets):
     """
     if b * b <= 2 * n:
         idx = rng.integers(0, n, size=(n_sets, b))
-        bad = np.arange(n_sets)
+        bad = np.flatnonzero(_has_repeat(idx))  # whole block first: no gather of all rows
         while bad.size:
-            bad = bad[(np.diff(np.sort(idx[bad], axis=1), axis=1) == 0).any(axis=1)]
             idx[bad] = rng.integers(0, n, size=(bad.size, b))
+            bad = bad[_has_repeat(idx[bad])]
         return idx
     if 2 * b <= n:
         return _redraw_repeats(rng, n, b, n_sets)
@@ -41,6 +41,12 @@ def uniform_subsets(rng, n, b, n_sets):
     for start in range(0, n_sets, chunk):
         out[start:start + chunk] = _fisher_yates(rng, n, b, min(chunk, n_sets - start))
     return out
+
+
+def _has_repeat(idx):
+    """Rows of ``idx`` with a repeated entry ``(rows,)`` bool."""
+    s = np.sort(idx, axis=1)
+    return (s[:, 1:] == s[:, :-1]).any(axis=1)
 
 
 def _redraw_repeats(rng, n, b, n_sets):
