@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from skbayes_sg import BayesianLinearRegression, BayesianLogisticRegression
-from skbayes_sg.models import Laplace, Posterior
+from skbayes_sg.models import Posterior
 from skbayes_sg.samplers import SGLD, identity, run_chains
 from skbayes_sg.samplers import _run
 from skbayes_sg.samplers._base import chain_block, chain_normals
