@@ -96,8 +96,9 @@ def mlp_rows(size, rng):
         ours = median_seconds(lambda: bayes.predict_proba(Xd), size["repeats"])
         ref = median_seconds(lambda: point.predict_proba(Xd), size["repeats"])
         rows.append({"model": name, "dtype": np.dtype(dtype).name, "rows": len(X),
-                     "threads": "default", "seconds": ours, "sklearn_seconds": ref, "ratio": ours / ref,
-                     "draws": bayes.n_predict_draws, "mc_over_spread": None})
+                     "threads": "default", "seconds": ours, "sklearn_seconds": ref,
+                     "ratio": ours / ref, "draws": bayes.n_predict_draws,
+                     "mc_over_spread": None})
     return rows
 
 

@@ -1,4 +1,4 @@
-"""Posterior-predictive probabilities: exact averages, float32, tiny probabilities, memory, MC error.
+"""Posterior-predictive probabilities: exact averages, float32, tiny probabilities, memory, MC.
 
 Oracles: the plain average over the selected draws of ``expit`` / ``softmax`` of logits (and of a
 forward pass) computed here with plain numpy, the float64 result for float32 input, and

@@ -8,8 +8,11 @@ reduction over the draws, so no ``S x n`` array is formed and the extra memory d
 ``n``.  They compute in float32 when ``X`` is float32 (:func:`compute_dtype`): rounding, ~1e-7,
 is far below the Monte-Carlo error of an average over ``S`` draws (1/sqrt(S) of the posterior
 spread), and float32 halves the memory traffic and doubles the SIMD width.  The GLM products
-are small (``S x (d + 1)`` by ``(d + 1) x m``) and run on one BLAS thread: a second thread
-gains little on them and, on a busy machine, made ``predict_proba`` 10-50x slower.
+are small (``S x (d + 1)`` by ``(d + 1) x m``): BLAS threads gain little on them and, on a busy
+machine, their spin-waiting made ``predict_proba`` 10-50x slower.  So BLAS runs on one thread,
+and the rows are split into one contiguous block per thread BLAS was allowed (its own limit, so
+``threadpool_limits`` and joblib's worker limits hold), each block in a Python thread (numpy
+releases the GIL in these loops).  The MLP's products are large and keep BLAS's threads.
 
 Finite logits always give finite probabilities: softmax subtracts each draw's maximum, and the
 binary kernel redoes the rare rows whose exponential overflowed (a logit below -709, or -88 in
@@ -83,7 +86,8 @@ def softmax_sum(z, scratch):
 
 
 def normalize_rows(p):
-    """Divide each row of ``p`` by its sum, in place (rounding of float32 sums; exact rows stay)."""
+    """Divide each row of ``p`` by its sum, in place (sums over draws -> means, float32 rounding
+    of the per-draw probabilities removed)."""
     p /= p.sum(axis=1, keepdims=True)
     return p
 
