@@ -142,5 +142,8 @@ def test_float32_box_muller_normals_are_standard_normal():
         assert abs(np.corrcoef(x[:-1], x[1:])[0, 1]) < 5 / np.sqrt(n)
     alone = chain_normals([np.random.default_rng([7, 1])], 2001, 101, np.float32)
     np.testing.assert_array_equal(alone[:, 0], z[:, 1])
+    split = [chain_normals(rngs_c, n, 101, np.float32)
+             for rngs_c in [[np.random.default_rng([7, 1])]] for n in (1500, 501)]
+    np.testing.assert_array_equal(np.concatenate(split)[:, 0], z[:, 1])  # blocks of any size
     f64 = chain_normals([np.random.default_rng(3)], 5, 4)  # float64: the ziggurat, unchanged
     np.testing.assert_array_equal(f64, chain_block([np.random.default_rng(3)], 5, 4))

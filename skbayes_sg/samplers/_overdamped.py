@@ -51,7 +51,9 @@ class SGLD(_Overdamped):
 
     ``h`` is in preconditioned units: with the Laplace preconditioner the whitened posterior has
     unit curvature and ``h`` of a few tenths is accurate when the gradient noise is small.  The
-    Gaussian noise is drawn in blocks and pre-multiplied by ``L``.
+    Gaussian noise is drawn in blocks and pre-multiplied by ``L`` (float32 normals for float32
+    data, :func:`~skbayes_sg.samplers._base.chain_normals`); the update runs in place on the
+    estimator's fresh gradient array.
 
     With ``estimator.n_candidates > 1`` (EWSG, overdamped variant of seed
     002 appendix F) ``g`` is the candidate that the index chain of
@@ -103,7 +105,8 @@ def _sgld_noise(h, precond, estimator):
     """
     scale, from_u = np.sqrt(h), precond.from_u
     dtype = getattr(estimator, "compute_dtype", None)
-    return lambda rngs, n_steps, p: from_u(scale * chain_normals(rngs, n_steps, p, dtype))
+
+    return lambda rngs, n_steps, p: from_u(chain_normals(rngs, n_steps, p, dtype, scale))
 
 
 def _coupled_sgld(estimator, h, precond):

@@ -65,7 +65,7 @@ class Underdamped(BaseSampler):
             return MomentumState(np.array(theta0, dtype=float), r, c)
 
         def draw_block(rngs, n_steps, p):
-            noise = scale * chain_normals(rngs, n_steps, p, dtype)
+            noise = chain_normals(rngs, n_steps, p, dtype, scale)
             return list(zip(noise, index_uniforms(rngs, n_steps, M)))
 
         def step(index_rngs, state, est_state, randoms):
