@@ -1,0 +1,130 @@
+"""The estimators' side of dask input: validated fit data and blockwise predictions.
+
+``fit`` on a dask array or DataFrame validates and encodes lazily (classes and target moments are
+small reductions), and returns the dask arrays the :class:`~skbayes_sg.dask.DaskPosterior` takes.
+Predictions on dask input are dask arrays: every chunk of rows is predicted on the workers by the
+fitted estimator's own in-memory method, and the estimator (with its draws) enters the graph once,
+as one key every chunk task depends on -- the way dask-ml's ``ParallelPostFit`` does it.
+"""
+
+import dask
+import dask.array as da
+import numpy as np
+
+__all__ = ["fit_data", "predict_blockwise"]
+
+
+def _as_array(X, name):
+    """A dask array with known chunk sizes (DataFrames and Series converted)."""
+    if hasattr(X, "to_dask_array"):
+        X = X.to_dask_array(lengths=True)
+    elif not isinstance(X, da.Array):
+        raise TypeError(f"{name} is a {type(X).__name__}: pass a dask array or DataFrame.")
+    if any(np.isnan(c).any() for c in map(np.asarray, X.chunks)):
+        raise ValueError(f"{name} has unknown chunk sizes: call {name}.compute_chunk_sizes() "
+                         "(or to_dask_array(lengths=True)) first.")
+    return X
+
+
+def _features(est, X, reset):
+    """``X`` as a float dask array with one chunk along the features; checks and sets
+    ``n_features_in_`` / ``feature_names_in_`` as ``validate_data`` does."""
+    names = list(X.columns) if hasattr(X, "columns") else None
+    names = np.asarray(names, dtype=object) if names and all(
+        isinstance(c, str) for c in names) else None
+    if reset:
+        est.__dict__.pop("feature_names_in_", None)
+        if names is not None:
+            est.feature_names_in_ = names
+    elif not np.array_equal(names if names is not None else [],
+                            getattr(est, "feature_names_in_", [])) and names is not None:
+        raise ValueError("The feature names of X differ from those seen in fit: "
+                         f"{list(names)} vs {list(est.feature_names_in_)}.")
+    X = _as_array(X, "X")
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D (n_samples, n_features), got shape {X.shape}.")
+    if reset:
+        est.n_features_in_ = X.shape[1]
+    elif X.shape[1] != est.n_features_in_:
+        raise ValueError(f"X has {X.shape[1]} features, but {type(est).__name__} is expecting "
+                         f"{est.n_features_in_} features as input.")
+    if X.dtype not in (np.float32, np.float64):
+        X = X.astype(np.float64)
+    return X.rechunk({1: -1})
+
+
+def _targets(y, rows):
+    """``y`` as a 1-D dask array chunked like the rows of X."""
+    y = da.from_array(np.asarray(y), chunks=(rows,)) if not hasattr(y, "__dask_graph__") \
+        else _as_array(y, "y")
+    if y.ndim != 1 or y.shape[0] != sum(rows):
+        raise ValueError(f"y must be 1-D with one value per row of X ({sum(rows)}), got shape "
+                         f"{y.shape}.")
+    return y.rechunk((rows,))
+
+
+def _codes(block, classes):
+    return np.searchsorted(classes, block)
+
+
+def _encode(est, y):
+    """``(y_enc, n_outputs)`` and the target attributes (``classes_`` or ``y_mean_``/``y_scale_``)
+    as the estimators' ``_encode_targets`` set them, by reductions on the cluster."""
+    if est._is_classifier:
+        est.classes_ = np.unique(da.unique(y).compute())
+        if est.classes_.shape[0] < 2:
+            raise ValueError(f"The target contains only one class ({est.classes_[0]!r}); a "
+                             "classifier needs samples of at least 2 classes.")
+        codes = y.map_blocks(_codes, est.classes_, dtype=np.intp)
+        return est._code_targets(codes), est.classes_.shape[0]
+    y = y.astype(np.float64)
+    est.y_mean_, est.y_scale_ = 0.0, 1.0  # as BayesianLinearRegression._encode_targets
+    if est.normalize_y:
+        mean, std = dask.compute(y.mean(), y.std())
+        est.y_mean_ = float(mean) if est.fit_intercept else 0.0
+        est.y_scale_ = float(std) or 1.0
+    return (y - est.y_mean_) / est.y_scale_, 1
+
+
+def fit_data(est, X, y, sample_weight=None):
+    """Validated dask inputs of ``fit``: ``(X, y_enc, n_outputs)``.
+
+    Raises a ValueError for row weights (``sample_weight``, ``class_weight``), which dask input
+    does not support yet.
+    """
+    if sample_weight is not None or getattr(est, "class_weight", None) is not None:
+        raise ValueError("sample_weight and class_weight are not supported with dask input yet: "
+                         "fit without them, or on in-memory data.")
+    X = _features(est, X, reset=True)
+    y_enc, n_outputs = _encode(est, _targets(y, X.chunks[0]))
+    return X, y_enc, n_outputs
+
+
+def _call(block, est, name, columns, args, kwargs):
+    """``est.<name>(block)`` (a DataFrame with ``columns`` when X had feature names)."""
+    if columns is not None:
+        import pandas as pd
+
+        block = pd.DataFrame(block, columns=columns)
+    return getattr(est, name)(block, *args, **kwargs)
+
+
+def _apply(block, est, name, columns, args, kwargs):
+    """Worker side: :func:`_call`, a tuple output stacked along a last axis."""
+    out = _call(block, est, name, columns, args, kwargs)
+    return np.stack(out, axis=-1) if isinstance(out, tuple) else out
+
+
+def predict_blockwise(est, name, X, *args, **kwargs):
+    """``est.<name>(X)`` on a dask X, as a dask array (a tuple of them for tuple outputs)."""
+    columns = list(X.columns) if hasattr(X, "columns") else None
+    X = _features(est, X, reset=False)
+    probe = _call(np.zeros((1, X.shape[1]), dtype=X.dtype), est, name, columns, args, kwargs)
+    out = np.stack(probe, axis=-1) if isinstance(probe, tuple) else np.asarray(probe)
+    shared = dask.delayed(est, pure=False, traverse=False)  # one key: the draws travel once
+    layout = {"drop_axis": 1} if out.ndim == 1 else {"chunks": (X.chunks[0], out.shape[1:])}
+    result = X.map_blocks(_apply, shared, name, columns, args, kwargs, dtype=out.dtype,
+                          meta=np.empty((0,) * out.ndim, dtype=out.dtype), **layout)
+    if isinstance(probe, tuple):
+        return tuple(result[:, j] for j in range(out.shape[1]))
+    return result

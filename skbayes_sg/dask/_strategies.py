@@ -1,0 +1,159 @@
+"""Subsampling strategies on dask data: the map-reduce builds of the ones that allow it.
+
+``uniform``, ``control_variates``, ``preferential`` (plain or ``"cv"`` correction),
+``preferential_cv`` and ``full`` are built here from the same pieces as in memory: the in-memory
+index draws (:mod:`._index`), the same correction terms (the control-variate anchor gradient is
+one map-reduce pass; the anchor responses are evaluated on the gathered rows instead of stored),
+and, for the preferential strategies, the same weights computed blockwise and kept on the workers.
+The others need the rows in one place (k-means strata, compression) or per-step row sets the
+blocks cannot pre-draw (adaptive sizes, SVRG anchors, EWSG candidates), and raise a ValueError
+naming the ones that work.
+"""
+
+import dask.array as da
+import numpy as np
+
+from ..models import Posterior
+from ..preprocessing._weights import (_MC_DRAWS, _glm_scores, _monte_carlo_scores,
+                                      _row_sq_norms, _softmax_scores)
+from ..subsampling import ExactGradient, GradientEstimator, UniformIndex
+from ..subsampling._corrections import ControlVariate, MinibatchSum, ModeAnchor
+from ._index import DaskIndex, WeightTargets
+
+__all__ = ["DASK_STRATEGIES", "GATHER_BYTES", "DaskStrategy", "dask_strategy"]
+
+GATHER_BYTES = 1 << 23  # bytes of minibatch rows gathered at once (a piece of steps, >= 1 step)
+
+
+class _Responses:
+    """Stands in for the stored anchor responses: ``responses[batch]`` is ``batch.r``."""
+
+    def __getitem__(self, batch):
+        return batch.r
+
+
+class DaskModeAnchor(ModeAnchor):
+    """Control variates at the mode: ``G`` by map-reduce, responses gathered with the rows."""
+
+    def __init__(self, posterior, mode):
+        MinibatchSum.__init__(self, posterior.model)
+        self.mode = mode
+        self.offset = posterior.row_sum(posterior.model.grad_sum, mode[None, :])[0]
+        self.responses = _Responses() if posterior.model.is_glm else None
+        self.per_row = 1 if self.responses is not None else 2
+        self.preprocessing_evals = posterior.n_rows
+
+
+def _terms(posterior, laplace, correction):
+    """``(terms, anchor)``: plain sums or control variates, and what the gathers evaluate."""
+    if not isinstance(correction, ControlVariate):
+        return MinibatchSum(posterior.model), None
+    terms = DaskModeAnchor(posterior, laplace.mode)
+    if terms.responses is None:
+        return terms, None
+    return terms, (posterior.model, laplace.mode, _compute_dtype(posterior) or np.float64)
+
+
+def _compute_dtype(posterior):
+    """float32 minibatch arithmetic for float32 X, as in memory (``minibatch_dtype``)."""
+    return np.float32 if posterior.X.dtype == np.float32 else None
+
+
+def _estimator(posterior, index, terms, **kwargs):
+    est = GradientEstimator(posterior, index, terms, **kwargs)
+    est.compute_dtype = _compute_dtype(posterior)
+    return est
+
+
+def _uniform(strategy, posterior, laplace, batch_size, rng, gather_rows):
+    terms, anchor = _terms(posterior, laplace, strategy._correction())
+    index = DaskIndex(posterior.source, UniformIndex(posterior.n_rows, batch_size), anchor,
+                      gather_rows=gather_rows)
+    return _estimator(posterior, index, terms)
+
+
+def _scores(X, y, model, prior, laplace, kind, rng):
+    """Worker side: the unnormalised preference scores of one chunk's rows (as in memory)."""
+    block = Posterior(model, prior, np.asarray(X), np.asarray(y))
+    if kind == "gradient_norm":
+        r = model.response(laplace.mode[None], block.X, block.y)[0]
+        r = np.abs(r) if r.ndim == 1 else np.linalg.norm(r, axis=1)
+        s = r * np.sqrt(_row_sq_norms(model, block.X))
+    elif model.is_glm and not model.is_regression and model.n_classes > 2:
+        s = _softmax_scores(block, laplace)
+    elif model.is_glm:
+        s = _glm_scores(block, laplace)
+    else:  # every chunk gets a copy of rng: the same Laplace draws as the in-memory pass
+        s = _monte_carlo_scores(block, laplace, rng)
+    return np.where(np.isfinite(s) & (s > 0), s, 0.0)
+
+
+def _weights(posterior, laplace, kind, uniform_mix, rng):
+    """Persisted ``p`` (as :func:`~skbayes_sg.preprocessing.mix_uniform`) and its per-chunk
+    cumulative sums, chunked like the rows; ``(p, cdf, n_grad_evals)``."""
+    X, y, n = posterior.X, posterior.y, posterior.n_rows
+    s = da.blockwise(_scores, "i", X, "ij", y, "i", posterior.model, None, posterior.prior,
+                     None, laplace, None, kind, None, rng, None, concatenate=True,
+                     dtype=np.float64).persist()
+    total = float(s.sum().compute())
+    p = (s * ((1.0 - uniform_mix) / total) + uniform_mix / n) if total > 0 else da.full_like(
+        s, 1.0 / n)
+    p = (p / float(p.sum().compute())).persist()
+    cdf = p.map_blocks(np.cumsum, dtype=np.float64).persist()
+    evals = n if kind == "gradient_norm" or posterior.model.is_glm else (_MC_DRAWS + 1) * n
+    return p, cdf, evals
+
+
+def _preferential(strategy, posterior, laplace, batch_size, rng, gather_rows):
+    correction = strategy._correction()
+    kind = "curvature" if correction.uses_anchor else "gradient_norm"
+    mix = float(strategy.uniform_mix)
+    p, cdf, evals = _weights(posterior, laplace, kind, mix, rng)
+    source = posterior.source.with_weights(p, cdf)
+    terms, anchor = _terms(posterior, laplace, correction)
+    index = DaskIndex(source, WeightTargets(posterior.n_rows, batch_size, source.weights[4]),
+                      anchor, gather_rows=gather_rows)
+    outputs = {"preferential_weights": kind, "preferential_uniform_mix": mix,
+               "preferential_max_weight_ratio": float(p.max().compute()) * posterior.n_rows}
+    return _estimator(posterior, index, terms, outputs=outputs, preprocessing_evals=evals)
+
+
+def _full(strategy, posterior, laplace, batch_size, rng, gather_rows):
+    return ExactGradient(posterior)
+
+
+# strategy name -> builder; the correction must be plain or control variates
+DASK_STRATEGIES = {"uniform": _uniform, "control_variates": _uniform,
+                   "preferential": _preferential, "preferential_cv": _preferential,
+                   "full": _full}
+
+
+class DaskStrategy:
+    """What :func:`~skbayes_sg.estimators._tuning.tune` needs of a strategy (``build``,
+    ``max_batch_size``), built on dask data.  Make it with :func:`dask_strategy`."""
+
+    def __init__(self, strategy, gather_bytes=GATHER_BYTES):
+        self.strategy, self.gather_bytes = strategy, int(gather_bytes)
+        self.exact, self.name = strategy.exact, strategy.name
+
+    def build(self, posterior, laplace, *, batch_size, rng):
+        """The gradient estimator (see the module docstring)."""
+        rows = self.gather_bytes // (posterior.X.shape[1] * posterior.X.dtype.itemsize)
+        return DASK_STRATEGIES[self.strategy.name](self.strategy, posterior, laplace,
+                                                   batch_size, rng, max(1, rows))
+
+    def max_batch_size(self, n_rows):
+        return self.strategy.max_batch_size(n_rows)
+
+
+def dask_strategy(strategy, gather_bytes=None):
+    """A :class:`DaskStrategy`, or a ValueError naming the strategies that work on dask data."""
+    correction = getattr(strategy, "_correction", lambda: ControlVariate())()
+    if strategy.name not in DASK_STRATEGIES or getattr(correction, "name", "cv") not in (
+            "plain", "cv"):
+        raise ValueError(
+            f"subsampling={strategy!r} cannot run on dask input: its preprocessing needs the "
+            "rows in one place or its row sets cannot be drawn ahead in blocks. On dask arrays "
+            f"use subsampling in {sorted(DASK_STRATEGIES)} (the default 'preferential_cv' "
+            "works), with a plain or 'cv' correction, or fit in-memory data.")
+    return DaskStrategy(strategy, GATHER_BYTES if gather_bytes is None else gather_bytes)
