@@ -227,6 +227,8 @@ def _item6_cases():
         (lg, {"prior_scale": 1e-300}, r"'prior_scale' .* range \[1e-150, 1e\+150\]"),
         (lg, {"prior_scale": 1e300}, r"'prior_scale' .* range \[1e-150, 1e\+150\]"),
         (BayesianLinearRegression, {"prior_scale": 1e-300}, "'prior_scale'"),
+        (BayesianLinearRegression, {"noise_std": 1e-300}, "'noise_std'"),
+        (BayesianLinearRegression, {"noise_std": 1e300}, "'noise_std'"),
         (mlp, {"prior_scale": 1e-300}, "'prior_scale'"),
         (mlp, {"preconditioner": "laplace"}, "'preconditioner' parameter of BayesianMLP"),
         (mlp, {"hidden_layer_sizes": (2.5,)}, "hidden_layer_sizes must be positive integers"),
