@@ -1,163 +1,352 @@
-"""Speed of the inner loop against minimal hand-written numpy SGLD loops.
+"""Per-step speed of the sampling loop against careful numpy loops and BlackJAX.
 
-Logistic regression: N=200,000 x 50, batch 100, 20,000 SGLD steps, one chain,
-fixed step size, ``subsampling="uniform"``.  MLP: 784-100-10 on 60,000 rows
-(MNIST when ``--data-dir`` / ``SKBAYES_SG_DATA`` has it, else synthetic data
-of the same shape), batch 100.  Both in one run, so the ratios compare like
-with like on a shared machine.  The library's figure is
-``diagnostics_["sampling_seconds"]``; the whole ``fit`` (preprocessing
-included) is reported beside it.
+Three problems, SGLD at a fixed step, minibatches of 100, microseconds per step *per chain*:
 
-    python benchmarks/bench_step.py [--quick] [--json PATH] [--markdown PATH]
+* binary logistic regression, N = 200,000 x 50 (synthetic);
+* softmax regression, 10 classes, N = 200,000 x 50 (synthetic);
+* MLP 784-100-10 (ReLU) on MNIST's 60,000 training rows (``--data-dir`` / ``SKBAYES_SG_DATA``
+  with ``mnist.npz``; otherwise uniform noise of the same shape).
+
+Implementations, all in one run and interleaved round-robin (``--repeats`` rounds, medians):
+
+* ``numpy``: a careful hand loop -- random numbers and indices drawn in blocks, parameters
+  updated in place, one BLAS thread (float64 and float32 state and data);
+* ``numpy, 4 chains, shared minibatch``: four logistic chains stacked as a ``(4, p)`` array on
+  one gathered minibatch per step (their gradient noise is then correlated across chains);
+* ``skbayes_sg``: ``diagnostics_["sampling_seconds"]`` of a ``fit`` (``subsampling="uniform"``,
+  no preconditioner unless stated), with float64 or float32 ``X``, 1 or 4 chains;
+* ``blackjax``: ``blackjax.sgld`` in ``jax.lax.scan`` under ``jax.jit`` (compiled before the
+  timed run; default XLA threading), float64 and float32, when jax and blackjax are installed.
+
+The 1-minute load average is recorded before and after every timed run: on a busy machine every
+figure slows down, so compare ratios within one run.
+
+    python benchmarks/bench_step.py [--quick] [--repeats 3] [--json PATH] [--markdown PATH]
+
+The full run takes a few minutes (each library row is a whole ``fit``, preprocessing included,
+though only ``sampling_seconds`` is reported; the MLP's mode search dominates).  ``--quick`` is a
+smoke run (a few hundred steps: fixed per-fit costs dominate, so its ratios mean nothing) with
+BlackJAX on the binary problem only.
 """
 
-import argparse
+import os
 import time
+import warnings
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import expit, softmax
 from threadpoolctl import threadpool_limits
 
-from _common import load_npz, machine, write_json, write_markdown
+from _common import cli, header, load_npz, write_json, write_markdown
 from skbayes_sg import BayesianLogisticRegression, BayesianMLPClassifier
 
+B, BLOCK = 100, 256
+LOADS = []
 
-def logistic_data(N, d, seed=0):
+
+def logistic_data(N, d, K, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(N, d))
-    y = (rng.random(N) < expit(X @ rng.normal(size=d) / np.sqrt(d))).astype(int)
-    return X, y
+    if K == 2:
+        return X, (rng.random(N) < expit(X @ rng.normal(size=d) / np.sqrt(d))).astype(int)
+    return X, (X @ rng.normal(size=(d, K)) / np.sqrt(d) + rng.gumbel(size=(N, K))).argmax(1)
 
 
-def hand_sgld_logistic(X, y, h, b, n_steps, seed=0, blocked=False):
-    """Minimal numpy SGLD for logistic regression (prior N(0, 1), intercept)."""
-    rng = np.random.default_rng(seed)
-    N, d = X.shape
-    t = 2.0 * y - 1.0
-    w, c = np.zeros(d), 0.0
-    scale, sq = N / b, np.sqrt(h)
-    if blocked:
-        idx_all = rng.integers(0, N, size=(n_steps, b))
-        xi_all = rng.standard_normal((n_steps, d + 1))
-    start = time.perf_counter()
-    for k in range(n_steps):
-        idx = idx_all[k] if blocked else rng.integers(0, N, size=b)
-        xi = xi_all[k] if blocked else rng.standard_normal(d + 1)
-        Xb, tb = X[idx], t[idx]
-        r = -tb * expit(-tb * (Xb @ w + c))
-        gw = w + scale * (r @ Xb)
-        gc = c / 100.0 + scale * r.sum()
-        w = w - 0.5 * h * gw + sq * xi[:d]
-        c = c - 0.5 * h * gc + sq * xi[d]
-    return time.perf_counter() - start
-
-
-def _relu_mlp_grad(W1, b1, W2, b2, Xb, yb, scale):
-    H = np.maximum(Xb @ W1 + b1, 0.0)
-    Z = H @ W2 + b2
-    Z -= Z.max(1, keepdims=True)
-    P = np.exp(Z)
-    P /= P.sum(1, keepdims=True)
-    P[np.arange(len(yb)), yb] -= 1.0
-    dH = (P @ W2.T) * (H > 0)
-    return (scale * (Xb.T @ dH) + W1, scale * dH.sum(0) + b1 / 100.0,
-            scale * (H.T @ P) + W2, scale * P.sum(0) + b2 / 100.0)
-
-
-def hand_sgld_mlp(X, y, h, b, n_steps, hidden=100, seed=0):
-    """Minimal numpy SGLD for a one-hidden-layer ReLU MLP (prior N(0, 1))."""
-    rng = np.random.default_rng(seed)
-    N, d = X.shape
-    K = int(y.max()) + 1
-    params = [rng.normal(size=(d, hidden)) * 0.05, np.zeros(hidden),
-              rng.normal(size=(hidden, K)) * 0.05, np.zeros(K)]
-    scale, sq = N / b, np.sqrt(h)
-    start = time.perf_counter()
-    for _ in range(n_steps):
-        idx = rng.integers(0, N, size=b)
-        grads = _relu_mlp_grad(*params, X[idx], y[idx], scale)
-        params = [p - 0.5 * h * g + sq * rng.standard_normal(p.shape)
-                  for p, g in zip(params, grads)]
-    return time.perf_counter() - start
-
-
-def library(est, X, y):
-    start = time.perf_counter()
-    est.fit(X, y)
-    total = time.perf_counter() - start
-    return est.diagnostics_["sampling_seconds"], total
-
-
-def bench_logistic(n_steps, N):
-    X, y = logistic_data(N, 50)
-    h, b = 1e-5, 100
-    with threadpool_limits(1, user_api="blas"):
-        hand = hand_sgld_logistic(X, y, h, b, n_steps)
-        hand_blocked = hand_sgld_logistic(X, y, h, b, n_steps, blocked=True)
-    rows = {"hand loop": (hand, hand), "hand loop, pre-drawn blocks": (hand_blocked, hand_blocked)}
-    base = dict(sampler="sgld", subsampling="uniform", step_size=h, batch_size=b,
-                n_warmup=0, n_draws=n_steps, random_state=0)
-    for label, kw in [("library, no preconditioner", dict(preconditioner=None, n_chains=1)),
-                      ("library, default preconditioner", dict(n_chains=1)),
-                      ("library, 4 chains (per chain)", dict(preconditioner=None, n_chains=4))]:
-        s, total = library(BayesianLogisticRegression(**base, **kw), X, y)
-        div = kw["n_chains"]
-        rows[label] = (s / div, total / div)
-    return rows, hand
-
-
-def bench_mlp(n_steps, N):
+def mnist_data(N):
     data = load_npz("mnist")
-    if data is not None:
-        X, y = data["X_train"][:N].astype(np.float64) / 255.0, data["y_train"][:N]
-        source = "mnist"
-    else:
+    if data is None:
         rng = np.random.default_rng(0)
-        X, y = rng.random((N, 784)), rng.integers(0, 10, N)
-        source = "synthetic"
-    h, b = 1e-6, 100
+        return rng.random((N, 784)), rng.integers(0, 10, N), "uniform noise (no mnist.npz)"
+    return data["X_train"][:N].astype(np.float64) / 255.0, data["y_train"][:N], "mnist"
+
+
+def timed(fn):
+    """Seconds of ``fn()`` (which returns its own seconds) with the load before and after."""
+    LOADS.append(os.getloadavg()[0])
+    seconds = fn()
+    LOADS.append(os.getloadavg()[0])
+    return seconds
+
+
+# ---------------------------------------------------------------- careful numpy loops
+def numpy_glm(X, y, K, h, n_steps, n_chains=1, seed=0):
+    """SGLD for binary (K = 2) or softmax logistic regression; chains share each minibatch.
+
+    Prior N(0, 1) on weights, N(0, 10^2) on intercepts.  State ``(C, R, d + 1)`` in X's dtype,
+    updated in place; indices and noise drawn ``BLOCK`` steps at a time.
+    """
+    rng, (N, d), R = np.random.default_rng(seed), X.shape, 1 if K == 2 else K
+    dt, half, scale = X.dtype, 0.5 * h, X.shape[0] / B
+    T = (y[:, None] == np.arange(R)).astype(dt) if R > 1 else y.astype(dt)[:, None]
+    theta = np.zeros((n_chains, R, d + 1), dtype=dt)
+    W, c = theta[..., :d], theta[..., d]
+    prec = np.r_[np.ones(d), 0.01].astype(dt)
+    decay, kick = 1.0 - half * prec, dt.type(-half * scale)
+    grad = np.empty_like(theta)
+    gW, gc = grad[..., :d], grad[..., d]
+    start = time.perf_counter()
+    for s0 in range(0, n_steps, BLOCK):
+        nb = min(BLOCK, n_steps - s0)
+        idx = rng.integers(0, N, size=(nb, B))
+        noise = rng.standard_normal((nb, n_chains, R, d + 1), dtype=dt)
+        noise *= dt.type(np.sqrt(h))
+        for k in range(nb):
+            Xb, Tb = X.take(idx[k], axis=0), T.take(idx[k], axis=0)
+            z = np.matmul(W, Xb.T)  # (C, R, B)
+            z += c[..., None]
+            if R == 1:
+                expit(z, out=z)
+            else:
+                z = softmax(z, axis=1)
+            z -= Tb.T
+            np.matmul(z, Xb, out=gW)
+            z.sum(axis=-1, out=gc)
+            theta *= decay
+            grad *= kick
+            theta += grad
+            theta += noise[k]
+    return time.perf_counter() - start
+
+
+def numpy_mlp(X, y, h, n_steps, hidden=100, seed=0):
+    """SGLD for a 784-100-10 ReLU MLP, prior N(0, 1), parameters in X's dtype updated in place."""
+    rng, (N, d), K = np.random.default_rng(seed), X.shape, int(y.max()) + 1
+    dt, half, scale = X.dtype, 0.5 * h, X.shape[0] / B
+    sizes = [(d, hidden), (hidden,), (hidden, K), (K,)]
+    ends = np.cumsum([int(np.prod(s)) for s in sizes])
+
+    def split(flat):
+        return [part.reshape(s) for part, s in zip(np.split(flat, ends[:-1]), sizes)]
+
+    flat, grad = np.zeros(ends[-1], dtype=dt), np.empty(ends[-1], dtype=dt)
+    flat[:d * hidden] = 0.05 * rng.standard_normal(d * hidden)
+    (W1, b1, W2, b2), g = split(flat), split(grad)
+    onehot, decay, kick = np.eye(K, dtype=dt), dt.type(1.0 - half), dt.type(-half * scale)
+    block = 8
+    start = time.perf_counter()
+    for s0 in range(0, n_steps, block):
+        nb = min(block, n_steps - s0)
+        idx = rng.integers(0, N, size=(nb, B))
+        noise = rng.standard_normal((nb, flat.size), dtype=dt)
+        noise *= dt.type(np.sqrt(h))
+        for k in range(nb):
+            Xb = X.take(idx[k], axis=0)
+            H = Xb @ W1
+            H += b1
+            np.maximum(H, 0, out=H)
+            P = softmax(H @ W2 + b2, axis=1)
+            P -= onehot.take(y.take(idx[k]), axis=0)
+            np.matmul(H.T, P, out=g[2])
+            P.sum(axis=0, out=g[3])
+            dH = P @ W2.T
+            dH *= H > 0
+            np.matmul(Xb.T, dH, out=g[0])
+            dH.sum(axis=0, out=g[1])
+            flat *= decay
+            grad *= kick
+            flat += grad
+            flat += noise[k]
+    return time.perf_counter() - start
+
+
+# ---------------------------------------------------------------- BlackJAX
+def blackjax_runner(X, y, K, h, n_steps, dtype, mlp=False):
+    """Compiled ``run(key)`` of BlackJAX SGLD in ``lax.scan``; returns a timing closure."""
+    import blackjax
+    import jax
+    import jax.numpy as jnp
+    from blackjax.sgmcmc.gradients import grad_estimator
+
+    Xj, N = jnp.asarray(X, dtype=dtype), X.shape[0]
+    yj = jnp.asarray(y, dtype=dtype) if K == 2 else jnp.asarray(y, dtype=jnp.int32)
+    if mlp:
+        d, hid = X.shape[1], 100
+        init = {"W1": 0.05 * jnp.ones((d, hid), dtype), "b1": jnp.zeros(hid, dtype),
+                "W2": jnp.zeros((hid, K), dtype), "b2": jnp.zeros(K, dtype)}
+
+        def logits(p, x):
+            return jnp.maximum(x @ p["W1"] + p["b1"], 0) @ p["W2"] + p["b2"]
+    else:
+        R = 1 if K == 2 else K
+        init = {"W": jnp.zeros((X.shape[1], R), dtype), "b": jnp.zeros(R, dtype)}
+
+        def logits(p, x):
+            return x @ p["W"] + p["b"]
+
+    def logprior(p):
+        return -0.5 * sum(jnp.sum(v ** 2) for v in jax.tree_util.tree_leaves(p))
+
+    def loglik(p, row):
+        x, t = row
+        z = logits(p, x)
+        if z.shape[-1] == 1:
+            return t * z[0] - jnp.logaddexp(0.0, z[0])
+        return z[t] - jax.nn.logsumexp(z)
+
+    sgld = blackjax.sgld(grad_estimator(logprior, loglik, N))
+    x64 = np.dtype(dtype) == np.float64
+    with jax.enable_x64(x64):
+        Xj, init = jnp.asarray(Xj, dtype), jax.tree.map(lambda a: jnp.asarray(a, dtype), init)
+
+    def one_step(pos, key):
+        k_idx, k_step = jax.random.split(key)
+        idx = jax.random.randint(k_idx, (B,), 0, N)
+        return sgld.step(k_step, pos, (Xj[idx], yj[idx]), jnp.asarray(h, dtype)), None
+
+    @jax.jit
+    def run(key):
+        return jax.lax.scan(one_step, init, jax.random.split(key, n_steps))[0]
+
+    with jax.enable_x64(x64):  # float32 runs without x64 (else BlackJAX's noise is float64)
+        jax.block_until_ready(run(jax.random.PRNGKey(0)))  # compile
+
+    def go():
+        with jax.enable_x64(x64):
+            t0 = time.perf_counter()
+            jax.block_until_ready(run(jax.random.PRNGKey(1)))
+            return time.perf_counter() - t0
+    return go
+
+
+def blackjax_available():
+    try:
+        import blackjax  # noqa: F401
+        import jax
+    except ImportError as exc:
+        print(f"[bench_step] BlackJAX rows skipped: {exc} (pip install '.[bench]')")
+        return False
+    jax.config.update("jax_enable_x64", True)
+    return True
+
+
+# ---------------------------------------------------------------- the library
+def library(make, X, y):
+    """``sampling_seconds`` of a fit that runs exactly the requested steps (no extension)."""
+    def go():
+        est = make()
+        if "max_doublings" in est.get_params():
+            est.set_params(max_doublings=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # fixed tiny steps: convergence warnings expected
+            est.fit(X, y)
+        return est.diagnostics_["sampling_seconds"]
+    return go
+
+
+def glm_runners(K, n_steps, N, bj):
+    X, y = logistic_data(N, 50, K)
+    X32, h = X.astype(np.float32), 1e-5
+    base = dict(sampler="sgld", subsampling="uniform", step_size=h, batch_size=B, n_warmup=0,
+                n_draws=n_steps, random_state=0)
+
+    def lib(**kw):
+        return lambda: BayesianLogisticRegression(**{**base, "preconditioner": None, **kw})
+
+    runs = {
+        ("numpy f64", 1): lambda: numpy_glm(X, y, K, h, n_steps),
+        ("numpy f32", 1): lambda: numpy_glm(X32, y, K, h, n_steps),
+        ("numpy f64, 4 chains sharing one minibatch", 4):
+            lambda: numpy_glm(X, y, K, h, n_steps, n_chains=4),
+        ("numpy f32, 4 chains sharing one minibatch", 4):
+            lambda: numpy_glm(X32, y, K, h, n_steps, n_chains=4),
+        ("skbayes_sg f64", 1): library(lib(n_chains=1), X, y),
+        ("skbayes_sg f32", 1): library(lib(n_chains=1), X32, y),
+        ("skbayes_sg f64, default preconditioner", 1):
+            library(lib(n_chains=1, preconditioner="auto"), X, y),
+        ("skbayes_sg f64, 4 chains", 4): library(lib(n_chains=4), X, y),
+        ("skbayes_sg f32, 4 chains", 4): library(lib(n_chains=4), X32, y),
+    }
+    if bj:
+        runs[("blackjax f64", 1)] = blackjax_runner(X, y, K, h, n_steps, np.float64)
+        runs[("blackjax f32", 1)] = blackjax_runner(X, y, K, h, n_steps, np.float32)
+    return runs
+
+
+def mlp_runners(n_steps, N, bj):
+    X, y, source = mnist_data(N)
+    X32, h, thin = X.astype(np.float32), 1e-6, min(100, n_steps)
+
+    def lib(Xd):
+        make = lambda: BayesianMLPClassifier(  # noqa: E731
+            sampler="sgld", subsampling="uniform", step_size=h, batch_size=B,
+            preconditioner=None, n_warmup=0, n_draws=n_steps // thin, thin=thin, n_chains=1,
+            random_state=0)
+        return library(make, Xd, y)
+
+    runs = {("numpy f64", 1): lambda: numpy_mlp(X, y, h, n_steps),
+            ("numpy f32", 1): lambda: numpy_mlp(X32, y, h, n_steps),
+            ("skbayes_sg f64", 1): lib(X), ("skbayes_sg f32", 1): lib(X32)}
+    if bj:
+        runs[("blackjax f64", 1)] = blackjax_runner(X, y, 10, h, n_steps, np.float64, mlp=True)
+        runs[("blackjax f32", 1)] = blackjax_runner(X, y, 10, h, n_steps, np.float32, mlp=True)
+    return runs, source
+
+
+def measure(runs, n_steps, repeats):
+    """Round-robin ``repeats`` rounds; median µs per step per chain of each run."""
+    seconds = {key: [] for key in runs}
     with threadpool_limits(1, user_api="blas"):
-        hand = hand_sgld_mlp(X, y, h, b, n_steps)
-    rows = {"hand loop": (hand, hand)}
-    est = BayesianMLPClassifier(sampler="sgld", subsampling="uniform", step_size=h,
-                                batch_size=b, preconditioner=None, n_warmup=0,
-                                n_draws=max(n_steps // 100, 1), thin=100, n_chains=1,
-                                random_state=0)
-    rows["library, no preconditioner"] = library(est, X, y)
-    return rows, hand, source
+        for _ in range(repeats):
+            for key, fn in runs.items():
+                seconds[key].append(timed(fn))
+    return {key: 1e6 * float(np.median(s)) / n_steps / key[1] for key, s in seconds.items()}
 
 
-def table(title, rows, hand, n_steps):
-    lines = [f"### {title}", "", "| loop | sampling s | µs/step | ratio to hand loop | whole fit s |",
-             "|---|---|---|---|---|"]
-    for label, (s, total) in rows.items():
-        lines.append(f"| {label} | {s:.2f} | {1e6 * s / n_steps:.1f} | {s / hand:.2f} | {total:.2f} |")
+def table(title, us, ref):
+    lines = [f"### {title}", "", f"| implementation | chains | µs / step / chain | vs {ref} |",
+             "|---|---|---|---|"]
+    base = next((v for (name, _), v in us.items() if name == ref), None)
+    for (name, C), v in us.items():
+        ratio = f"{v / base:.2f}" if base else "-"
+        lines.append(f"| {name} | {C} | {v:.1f} | {ratio} |")
+    return "\n".join(lines) + "\n"
+
+
+def targets(results):
+    """The issue's targets as ratios (per chain): <= 1, <= 0.8 and <= 1 pass."""
+    rows = [("logistic", "skbayes_sg f64 (1 chains)", "blackjax f64 (1 chains)", 1.0),
+            ("logistic", "skbayes_sg f64, 4 chains (4 chains)", "blackjax f64 (1 chains)", 0.8),
+            ("softmax", "skbayes_sg f64 (1 chains)", "blackjax f64 (1 chains)", 1.0),
+            ("mlp", "skbayes_sg f32 (1 chains)", "blackjax f32 (1 chains)", 1.0)]
+    lines = ["### Targets (per chain)", "", "| problem | ratio | value | target |", "|---|---|---|---|"]
+    for key, ours, ref, bound in rows:
+        if ref in results[key]:
+            r = results[key][ours] / results[key][ref]
+            lines.append(f"| {key} | {ours} / {ref} | {r:.2f} | <= {bound} "
+                         f"({'met' if r <= bound else 'missed'}) |")
     return "\n".join(lines) + "\n"
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--json")
-    ap.add_argument("--markdown")
-    ap.add_argument("--data-dir")
-    args = ap.parse_args()
+    args = cli(__doc__, repeats={"type": int, "default": 3})
     if args.data_dir:
-        import os
         os.environ["SKBAYES_SG_DATA"] = args.data_dir
-    n_log, N_log = (500, 20_000) if args.quick else (20_000, 200_000)
+    bj = blackjax_available()
+    n_glm, N_glm = (300, 20_000) if args.quick else (20_000, 200_000)
     n_mlp, N_mlp = (50, 2_000) if args.quick else (2_000, 60_000)
-    log_rows, log_hand = bench_logistic(n_log, N_log)
-    mlp_rows, mlp_hand, source = bench_mlp(n_mlp, N_mlp)
-    text = (f"## Inner-loop speed ({'quick' if args.quick else 'full'} run)\n\n"
-            f"Machine: {machine()}\n\n"
-            + table(f"Logistic SGLD, N={N_log:,} x 50, b=100, {n_log:,} steps", log_rows, log_hand, n_log)
-            + "\n" + table(f"MLP 784-100-10 SGLD ({source}), N={N_mlp:,}, b=100, {n_mlp:,} steps",
-                           mlp_rows, mlp_hand, n_mlp))
-    print(text)
-    write_markdown(args.markdown, text)
-    write_json(args.json, {"machine": machine(), "logistic": log_rows, "mlp": mlp_rows,
-                           "steps": {"logistic": n_log, "mlp": n_mlp}})
+    repeats = 1 if args.quick else args.repeats
+    results, text = {}, [header("Per-step speed of the sampling loop", args, seeds="0",
+                                repeats=f"{repeats} round-robin rounds, medians")]
+    quick_bj = bj and not args.quick  # quick: BlackJAX on the binary problem only (compiles)
+    for key, K, title in [("logistic", 2, "Binary logistic SGLD"),
+                          ("softmax", 10, "Softmax (10 classes) SGLD")]:
+        with_bj = bj if K == 2 else quick_bj
+        us = measure(glm_runners(K, n_glm, N_glm, with_bj), n_glm, repeats)
+        results[key] = {f"{n} ({c} chains)": v for (n, c), v in us.items()}
+        text.append(table(f"{title}, N={N_glm:,} x 50, b={B}, {n_glm:,} steps", us,
+                          "blackjax f64" if with_bj else "numpy f64"))
+    runs, source = mlp_runners(n_mlp, N_mlp, quick_bj)
+    us = measure(runs, n_mlp, repeats)
+    results["mlp"] = {f"{n} ({c} chains)": v for (n, c), v in us.items()}
+    text.append(table(f"MLP 784-100-10 SGLD ({source}), N={N_mlp:,}, b={B}, {n_mlp:,} steps",
+                      us, "blackjax f32" if quick_bj else "numpy f32"))
+    load = f"1-minute load average during the timed runs: {min(LOADS):.2f}-{max(LOADS):.2f} " \
+           f"(mean {np.mean(LOADS):.2f}) on {os.cpu_count()} CPUs.\n"
+    out = "\n".join(text) + "\n" + targets(results) + "\n" + load
+    print(out)
+    write_markdown(args.markdown, out)
+    write_json(args.json, {"us_per_step_per_chain": results, "load": LOADS,
+                           "steps": {"glm": n_glm, "mlp": n_mlp}, "repeats": repeats})
 
 
 if __name__ == "__main__":
