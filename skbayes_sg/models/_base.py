@@ -31,6 +31,9 @@ Methods of a model (all pure, no RNG, no state):
 ``hessian(theta1, X, y, weight)``     ``(p, p)`` sum_i w_i grad^2 f_i (GLMs; the MLP raises).
 ``hessian_diag(theta1, X, y, weight)`` ``(p,)`` exact for GLMs, Gauss-Newton for the MLP.
 ``hessian_vector(theta1, X, y, V, weight)`` ``(l, p)``: rows ``sum_i w_i grad^2 f_i v`` (GLMs).
+``newton_terms(theta1, X, y, weight, hessian, value)`` ``(value, grad, Hessian)`` (or None)
+                                      of a chunk in one read (mode search, Laplace).
+``start(X, y, weight)``               ``(p,)`` where the mode search starts.
 ``predict_output(draws, X)``          ``(S, n, K)`` probabilities (classifiers) or
                                       ``(S, n)`` means (regression), for draws ``(S, p)``.
 
@@ -97,6 +100,28 @@ class Likelihood:
     def _curvature_times(c, zv):
         """``d^2 f_i / d z_i^2`` applied to directions ``zv`` (scalar curvature)."""
         return zv * c
+
+    def start(self, X, y, weight=None):
+        """Where the mode search starts ``(p,)``: zeros, unless the model knows better.
+
+        Models whose targets have a location or scale of their own start there (the offsets and
+        scales of ``y``), so that Newton's first Hessian is not far from positive definite.
+        """
+        return np.zeros(self.n_params)
+
+    def newton_terms(self, theta1, X, y, weight=None, hessian=True, value=True):
+        """``(sum_i w_i f_i or None, sum_i w_i ∇f_i (p,), sum_i w_i ∇²f_i (p, p) or None)``.
+
+        One chunk of a full-data pass of the mode search at one position ``theta1``: the value
+        (if ``value``), the gradient and (if ``hessian``) the exact Hessian, without the prior.
+        This generic version calls ``nll``, ``grad_sum`` and ``hessian`` in float64; the scalar
+        GLMs fuse them in ``X``'s precision (:mod:`skbayes_sg.models._fused`).
+        """
+        X, theta = as_float64(X), np.asarray(theta1, dtype=np.float64)[None]
+        f = self.nll(theta, X, y)[0] if value else None
+        total = None if f is None else float(f.sum() if weight is None else f @ weight)
+        grad = self.grad_sum(theta, X, y, weight)[0]
+        return total, grad, (self.hessian(theta1, X, y, weight) if hessian else None)
 
     def predict_mean(self, draws, X):
         """The mean of ``predict_output(draws, X)`` over the draws: ``(n, K)`` or ``(n,)``."""

@@ -8,7 +8,8 @@ from scipy.special import expit, log_expit, logsumexp, softmax
 from ._base import (Likelihood, as_compute, as_float64, class_predictor, class_response_grad,
                     design, linear_predictor, scalar_response_grad)
 from ._predictive import binary_sums
-from ._sparse import draw_chunks, outer_rows, squared, weighted_gram
+from ._fused import binary_logistic_terms, fused_predictor, scalar_glm_terms
+from ._sparse import draw_chunks, is_sparse, outer_rows, squared, weighted_gram
 
 __all__ = ["LogisticModel"]
 
@@ -168,11 +169,18 @@ class LogisticModel(Likelihood):
         Returns ``s_i (1 - s_i)`` ``(n,)`` (binary, ``= d^2 f_i / d z_i^2``)
         or the softmax probabilities ``(n, K)`` (multiclass; the Hessian of
         ``f_i`` in ``z_i`` is ``diag(p_i) - p_i p_i^T``).  ``y`` is unused.
+        Binary dense rows read ``X`` in its own precision (:func:`fused_predictor`: float32
+        ``X`` gives float32-accurate curvatures, enough for sampling weights; the Hessians cast).
         """
-        z = self._z(theta1[None], X)[0]
         if self._rows == 1:
-            return expit(z) * expit(-z)
-        return softmax(z.T, axis=-1)
+            if is_sparse(X):
+                z = self._z(theta1[None], X)[0]
+            else:
+                b = theta1[-1] if self.fit_intercept else 0.0
+                z = fused_predictor(X, theta1[:self._nw], b)
+            e = np.exp(-np.abs(z))
+            return e / (1.0 + e) ** 2  # s (1 - s), s = sigmoid(z)
+        return softmax(self._z(theta1[None], X)[0].T, axis=-1)
 
     @staticmethod
     def _curvature_times(c, zv):
@@ -189,7 +197,7 @@ class LogisticModel(Likelihood):
         Softmax blocks ``H_kl = X~^T diag(w (delta_kl s_k - s_k s_l)) X~``, one weighted Gram
         matrix per pair ``k <= l`` (dense or sparse ``X`` alike).
         """
-        c = self.curvature(theta1, X, y)
+        c = self.curvature(theta1, as_float64(X), y)
         X1 = design(X, self.fit_intercept)
         w = np.ones(X1.shape[0]) if weight is None else np.asarray(weight, dtype=np.float64)
         if self._rows == 1:
@@ -205,6 +213,33 @@ class LogisticModel(Likelihood):
         out[np.ix_(order, order)] = H
         return out
 
+    def newton_terms(self, theta1, X, y, weight=None, hessian=True, value=True):
+        """Value, gradient and Hessian of a chunk in one read (:meth:`Likelihood.newton_terms`).
+
+        Binary with dense ``X``: fused in ``X``'s precision (:mod:`._fused`); otherwise the generic
+        float64 path.
+        """
+        if self._rows > 1 or is_sparse(X):
+            return super().newton_terms(theta1, X, y, weight, hessian, value)
+        nw = self._nw
+        tz = fused_predictor(X, theta1[:nw], theta1[nw] if self.fit_intercept else 0.0)
+        tz *= y
+        f, r, c = binary_logistic_terms(tz, y, value, hessian)
+        return scalar_glm_terms(X, f, r, c, weight, self.fit_intercept)
+
+    def start(self, X, y, weight=None):
+        """Zero weights and the intercepts of the class frequencies (log-odds, smoothed by 1/2)."""
+        theta = np.zeros(self.n_params)
+        if self.fit_intercept:
+            w = np.ones(len(y)) if weight is None else np.asarray(weight, dtype=np.float64)
+            if self._rows == 1:
+                counts = np.array([w @ (np.asarray(y) < 0), w @ (np.asarray(y) > 0)])
+            else:
+                counts = np.bincount(np.asarray(y, dtype=np.intp), w, minlength=self._rows)
+            logf = np.log(counts + 0.5)
+            theta[self._nw:] = logf[1] - logf[0] if self._rows == 1 else logf - logf.mean()
+        return theta
+
     def class_major_order(self):
         """Position in ``theta`` of coefficient ``(k, j)``, class-major (``j = d``: intercept)."""
         K, d = self._rows, self.n_features
@@ -216,6 +251,7 @@ class LogisticModel(Likelihood):
 
     def hessian_diag(self, theta1, X, y, weight=None):
         """Diagonal of the exact likelihood Hessian ``(p,)``."""
+        X = as_float64(X)
         c = self.curvature(theta1, X, y)
         if self._rows > 1:
             c = c * (1.0 - c)

@@ -226,12 +226,12 @@ class MLPModel(Likelihood):
 
     def _fisher_chunk(self, theta1, X, weight, out):
         deriv = ACTIVATIONS[self.activation][1]
-        X = np.asarray(X, dtype=np.float64)
+        X = np.asarray(X, dtype=np.float32 if theta1.dtype == np.float32 else np.float64)
         acts, z = self._forward(theta1[None], X)
         acts = [X] + [a[0] for a in acts[1:]]
         p = softmax(z[0], axis=-1)  # (b, K)
         c = p if weight is None else p * weight[:, None]
-        delta = np.eye(p.shape[1])[:, None, :] - p  # (K, b, K): delta_k = e_k - p_i
+        delta = np.eye(p.shape[1], dtype=p.dtype)[:, None, :] - p  # (K, b, K): e_k - p_i
         for l in range(self.n_layers - 1, -1, -1):
             (s, e, shape), (bs, be) = self._coef_indptr[l], self._intercept_indptr[l]
             q, a = np.einsum("kbj,bk->bj", delta * delta, c), acts[l]  # sum_k c_ik delta_ik^2

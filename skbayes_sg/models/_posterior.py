@@ -80,11 +80,14 @@ class Posterior:
             width = int(np.ceil(width * density)) + 1
         return row_chunks(self.n_rows, width)
 
-    def row_sum(self, fn, theta, width=1):
-        """``sum over chunks of fn(theta, X_chunk (float64), y_chunk, m_chunk)``."""
-        total = None
+    def row_sum(self, fn, theta, width=1, native=False):
+        """``sum over chunks of fn(theta, X_chunk (float64), y_chunk, m_chunk)``.
+
+        ``native``: the chunks in ``X``'s own precision (``fn`` handles float32 rows).
+        """
+        total, cast = None, (lambda X: X) if native else as_float64
         for sl in self.chunks(width):
-            part = fn(theta, as_float64(row_block(self.X, sl)), self.y[sl], self.rows_weight(sl))
+            part = fn(theta, cast(row_block(self.X, sl)), self.y[sl], self.rows_weight(sl))
             total = part if total is None else total + part
         return total
 
@@ -107,6 +110,36 @@ class Posterior:
 
         vg = self.row_sum(both, theta)
         return self.prior.value(theta) + vg[:, 0], self.prior.grad(theta) + vg[:, 1:]
+
+    def newton_terms(self, theta1, hessian=True, value=True):
+        """``(U or None, ∇U (p,), ∇²U (p, p) or None)`` at one position ``theta1 (p,)``.
+
+        Each chunk is read once, in ``X``'s own precision (``model.newton_terms``: fused for the
+        scalar GLMs, float32 chunks for float32 ``X``), and the chunk sums accumulate in float64.
+        The Hessian is symmetrised.  What a Newton iteration and the Laplace approximation need;
+        ``value=False`` skips ``U`` (near the mode Newton takes full steps without it).
+        """
+        model, p = self.model, self.model.n_params
+        total, grad = 0.0, np.zeros(p)
+        H = np.zeros((p, p)) if hessian else None
+        for sl in self.chunks(self.X.shape[1] + 2 if hessian else 2):
+            f, g, h = model.newton_terms(theta1, row_block(self.X, sl), self.y[sl],
+                                         self.rows_weight(sl), hessian, value)
+            grad += g
+            if value:
+                total += f
+            if hessian:
+                H += h
+        theta = theta1[None]
+        grad += self.prior.grad(theta)[0]
+        if hessian:
+            H = 0.5 * (H + H.T)
+            H[np.diag_indices(p)] += self.prior.hessian_diag(theta1)
+        return (float(total + self.prior.value(theta)[0]) if value else None), grad, H
+
+    def start(self):
+        """Where the mode search starts: ``model.start`` on the targets and multiplicities."""
+        return self.model.start(self.X, self.y, self.weight)
 
     def subset(self, idx):
         """The rows ``idx`` with multiplicities scaled so ``n_data`` is kept."""

@@ -19,10 +19,11 @@ DENSE_MAX_PARAMS = 500  # "auto" uses a dense preconditioner up to this many par
 
 
 def full_hessian(posterior, theta):
-    """Dense ``∇²U(theta)`` (likelihood in row chunks plus prior), symmetrised."""
-    H = posterior.row_sum(posterior.model.hessian, theta, width=posterior.model.n_params)
-    H = H + np.diag(posterior.prior.hessian_diag(theta))
-    return 0.5 * (H + H.T)
+    """Dense ``∇²U(theta)`` (likelihood in row chunks plus prior), symmetrised.
+
+    One fused pass (:meth:`~skbayes_sg.models.Posterior.newton_terms`, in ``X``'s precision).
+    """
+    return posterior.newton_terms(theta)[2]
 
 
 def laplace_kind(posterior, kind):
@@ -40,8 +41,13 @@ def laplace_kind(posterior, kind):
 
 
 def diagonal_curvature(posterior, theta):
-    """``diag ∇²U(theta)`` ``(p,)`` in one pass, floored at ``1e-12`` of its largest entry."""
-    d = posterior.row_sum(posterior.model.hessian_diag, theta)
+    """``diag ∇²U(theta)`` ``(p,)`` in one pass, floored at ``1e-12`` of its largest entry.
+
+    A float32 ``X`` is read in float32, ``theta`` rounded to it (the MLP's Fisher pass then runs in
+    float32; the GLMs cast their chunks): a preconditioner needs no more.
+    """
+    work = np.float32 if getattr(posterior.X, "dtype", None) == np.float32 else np.float64
+    d = posterior.row_sum(posterior.model.hessian_diag, theta.astype(work), native=True)
     d = d + posterior.prior.hessian_diag(theta)
     return np.maximum(d, 1e-12 * max(d.max(), 1e-300))
 
@@ -108,10 +114,11 @@ def mode_shift(posterior, laplace):
         Per-example evaluations spent (one or two passes over the rows).
     """
     theta = laplace.mode
-    g = posterior.full_grad(theta[None, :])[0]
     sd = np.sqrt(laplace.variances)
     if uses_dense(posterior, "auto"):
-        delta = np.linalg.lstsq(full_hessian(posterior, theta), g, rcond=None)[0]
+        _, g, H = posterior.newton_terms(theta)  # one read for both
+        delta = np.linalg.lstsq(H, g, rcond=None)[0]
         return float(np.max(np.abs(delta) / sd)), 2 * posterior.n_rows
+    g = posterior.full_grad(theta[None, :])[0]
     delta = laplace.apply(g[None, :])[0]
     return float(np.max(np.abs(delta) / sd)), posterior.n_rows

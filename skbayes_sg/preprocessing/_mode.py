@@ -17,8 +17,11 @@ __all__ = ["ModeResult", "find_mode", "lbfgs_mode", "adam_mode"]
 
 # Newton first runs on a uniform subsample of this many rows (likelihood scaled
 # to N) when the data have at least 4x as many: full-data Newton then starts a
-# few posterior sd from the mode and needs 2-3 iterations instead of 6-8.
+# few posterior sd from the mode, and its directions use the subsample's Hessian
+# (about sqrt(p / m) off) until the one exact Hessian pass at the mode.
 _WARM_ROWS = 65_536
+# the subsample's mode need not be exact: it is about sqrt(N / m) sd from the full one
+_WARM_TOL = 1e-6
 
 
 def find_mode(posterior, rng, *, max_iter=None):
@@ -34,8 +37,8 @@ def find_mode(posterior, rng, *, max_iter=None):
         return ModeResult(*adam_mode(posterior, rng, n_epochs=max_iter))
     newton_evals = 0
     if max_iter is None and uses_dense(posterior, "auto"):
-        theta0, newton_evals = _warm_start(posterior, rng)
-        res = newton_mode(posterior, theta0=theta0)
+        theta0, hessian0, newton_evals = _warm_start(posterior, rng)
+        res = newton_mode(posterior, theta0=theta0, hessian0=hessian0)
         newton_evals += res.n_grad_evals
         if res.theta is not None:
             return res._replace(n_grad_evals=newton_evals)
@@ -44,29 +47,31 @@ def find_mode(posterior, rng, *, max_iter=None):
 
 
 def _warm_start(posterior, rng):
-    """``(theta0, evals)``: Newton's mode on a subsample, or ``(None, 0)``.
+    """``(theta0, hessian0, evals)``: Newton's mode and Hessian on a subsample, or
+    ``(None, None, 0)``.
 
-    The subsample's likelihood is scaled by ``N / m`` (weights), so its mode
-    is within about ``sqrt(N / m)`` posterior sd of the full mode.
+    The subsample's likelihood is scaled by ``N / m`` (weights), so its mode is within about
+    ``sqrt(N / m)`` posterior sd of the full mode and its Hessian estimates the full one.
     """
     N, m = posterior.n_rows, _WARM_ROWS
     if N < 4 * m:
-        return None, 0
+        return None, None, 0
     idx = np.sort(rng.choice(N, size=m, replace=False))
-    res = newton_mode(posterior.subset(idx))
-    return res.theta, res.n_grad_evals
+    res = newton_mode(posterior.subset(idx), tol=_WARM_TOL)
+    return res.theta, res.hessian, res.n_grad_evals
 
 
 def lbfgs_mode(posterior, *, max_iter=500):
-    """Full-batch L-BFGS on ``U`` from zero; warns ``ConvergenceWarning`` if unconverged.
+    """Full-batch L-BFGS on ``U`` from ``posterior.start()``; warns ``ConvergenceWarning`` if
+    unconverged.
 
     GLMs with more than ``DENSE_MAX_PARAMS`` parameters (no Newton) run L-BFGS in the coordinates
-    ``u = theta / s``, ``s_j = (∇²U(0))_jj^{-1/2}`` (one pass for the diagonal curvature at zero),
+    ``u = theta / s``, ``s_j = (∇²U)_jj^{-1/2}`` at the start (one pass for this curvature),
     where every coordinate has unit curvature at the start: on hashed text the bucket frequencies
     span four orders of magnitude, and the raw problem took 240 passes instead of 59 (bench_sparse
     quick).  ``gtol`` then bounds the gradient in (approximate) posterior-sd units.
     """
-    model, theta0 = posterior.model, np.zeros(posterior.model.n_params)
+    model, theta0 = posterior.model, posterior.start()
     scaled = model.is_glm and model.n_params > DENSE_MAX_PARAMS
     s = 1.0 / np.sqrt(diagonal_curvature(posterior, theta0)) if scaled else np.ones_like(theta0)
 
@@ -74,7 +79,7 @@ def lbfgs_mode(posterior, *, max_iter=500):
         value, grad = posterior.value_and_grad((s * u)[None, :])
         return float(value[0]), grad[0] * s
 
-    res = minimize(fun, theta0, jac=True, method="L-BFGS-B",
+    res = minimize(fun, theta0 / s, jac=True, method="L-BFGS-B",
                    options={"maxiter": max_iter, "gtol": 1e-8, "ftol": 1e-13})
     if not res.success and res.nit >= max_iter:
         warnings.warn(
@@ -85,29 +90,59 @@ def lbfgs_mode(posterior, *, max_iter=500):
     return s * res.x, (int(res.nfev) + scaled) * posterior.n_rows
 
 
+def _work_dtype(X):
+    """float32 for a dense float32 ``X`` (the model then computes in float32), else float64."""
+    return np.float32 if getattr(X, "dtype", None) == np.float32 and isinstance(
+        X, np.ndarray) else np.float64
+
+
+def _adam_step(theta, g, m, v, buf, lr, beta1, beta2, t, eps=1e-8):
+    """One Adam update of ``theta`` in place (moments ``m``, ``v``; ``buf`` scratch).
+
+    The bias corrections are folded into the step and ``eps`` (Kingma and Ba's efficient form,
+    the same update): no temporaries of size ``p`` (the MLP's 80k parameters made them cost
+    about as much as the minibatch gradient).
+    """
+    m *= beta1
+    m += np.multiply(g, 1.0 - beta1, out=buf)
+    v *= beta2
+    np.multiply(g, g, out=buf)
+    buf *= 1.0 - beta2
+    v += buf
+    root = np.sqrt(1.0 - beta2**t)
+    np.sqrt(v, out=buf)
+    buf += eps * root
+    np.divide(m, buf, out=buf)
+    buf *= lr * root / (1.0 - beta1**t)
+    theta -= buf
+
+
 def adam_mode(posterior, rng, *, n_epochs=None, batch_size=128, lr=1e-3):
     """Minibatch Adam on ``U`` (for the MLP), from ``model.init_position``.
 
-    ``n_epochs`` defaults to enough epochs for about 3000 steps, between 2 and 50 epochs.
+    ``n_epochs`` defaults to enough epochs for about 3000 steps, between 2 and 50 epochs.  With a
+    float32 ``X`` the minibatch gradients are computed in float32 (about half the time: the
+    products dominate); Adam's state and the iterate stay float64.
     """
     model, N = posterior.model, posterior.n_rows
     b = min(batch_size, N)
     steps_per_epoch = max(N // b, 1)
     if n_epochs is None:
         n_epochs = int(np.clip(np.ceil(3000 / steps_per_epoch), 2, 50))
+    work = _work_dtype(posterior.X)
     theta = model.init_position(rng)[None, :]
-    m, v = np.zeros_like(theta), np.zeros_like(theta)
+    m, v, buf = np.zeros_like(theta), np.zeros_like(theta), np.empty_like(theta)
     beta1, beta2, t = 0.9, 0.999, 0
     for _ in range(n_epochs):
         perm = rng.permutation(N)
         for k in range(steps_per_epoch):
             idx = perm[k * b:(k + 1) * b]
             w = posterior.rows_weight(idx)
-            g = model.grad_sum(theta, *posterior.rows(idx), w)
+            g = model.grad_sum(theta.astype(work), *posterior.rows(idx),
+                               None if w is None else w.astype(work)).astype(np.float64)
             g *= posterior.n_data / b if w is None else N / b
-            g = (g + posterior.prior.grad(theta)) / posterior.n_data
+            g += posterior.prior.grad(theta)
+            g /= posterior.n_data
             t += 1
-            m = beta1 * m + (1 - beta1) * g
-            v = beta2 * v + (1 - beta2) * g * g
-            theta = theta - lr * (m / (1 - beta1**t)) / (np.sqrt(v / (1 - beta2**t)) + 1e-8)
+            _adam_step(theta, g, m, v, buf, lr, beta1, beta2, t)
     return theta[0], n_epochs * steps_per_epoch * b

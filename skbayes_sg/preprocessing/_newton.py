@@ -5,6 +5,17 @@ so Newton with a backtracking line search converges in a handful of iterations w
 raw, ill-conditioned problem took 250-560 data passes (pendigits, covtype, a9a; on a9a it hit its
 500-iteration cap).  The stopping rule is scale-free: the Newton decrement ``g' H^-1 g`` is the
 squared distance to the mode in posterior-sd units.
+
+Passes.  Every evaluation is one pass over the rows (:meth:`~skbayes_sg.models.Posterior.
+newton_terms`: value, gradient and, when asked, the Hessian from one read of each chunk).  The
+Hessian pass is the expensive one (``n d^2`` products against ``n d`` for the gradient: about
+five times the time of a gradient pass at ``d = 50``), so given an approximate Hessian (a
+subsample's, :func:`~skbayes_sg.preprocessing.find_mode`), the iterations use it -- refined by a
+BFGS update from each step's gradient change -- and compute the exact one only when they are about
+to stop, or when the approximation converges too slowly (then every iteration refreshes it).
+The line search is skipped within ``sqrt(_NEAR)`` posterior sd of the mode, where the potential is
+quadratic to within its rounding (with float32 ``X`` its rounding noise is about ``1e-4`` on 10^6
+rows, larger than the decrease it would test).
 """
 
 from typing import NamedTuple
@@ -12,9 +23,11 @@ from typing import NamedTuple
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
-from ._laplace import full_hessian
-
 __all__ = ["ModeResult", "newton_mode"]
+
+_NEAR = 1e-3  # decrement below which the full step is taken without a line search
+_SLOW = 0.1  # an approximate Hessian whose decrement shrinks by less than this is replaced
+_STALE = 1e-4  # the returned Hessian is the exact one at most sqrt(_STALE) sd from the mode
 
 
 def _direction(H, g):
@@ -33,51 +46,121 @@ def _direction(H, g):
     return None
 
 
-def _line_search(posterior, theta, step, decrement):
-    """Largest ``t`` in 1, 1/2, ... with sufficient decrease (Armijo, c = 1/4)."""
-    u0 = posterior.potential(theta[None, :])[0]
-    t, evals = 1.0, 0
-    while t > 1e-10:
-        new = theta - t * step
-        evals += posterior.n_rows
-        if posterior.potential(new[None, :])[0] <= u0 - 0.25 * t * decrement:
-            return new, evals
-        t *= 0.5
-    return None, evals
-
-
 class ModeResult(NamedTuple):
-    """A mode search: ``theta`` (None if it failed), the per-example
-    evaluations spent, and the dense Hessian at ``theta`` when the method
-    computed it (Newton; the Laplace approximation reuses it)."""
+    """A mode search: ``theta`` (None if it failed), the per-example evaluations spent, and the
+    dense Hessian when the method computed it (Newton: the exact Hessian at ``theta`` or at an
+    iterate within 0.01 posterior sd of it; the Laplace approximation reuses it)."""
 
     theta: np.ndarray
     n_grad_evals: int
     hessian: np.ndarray = None
 
 
-def newton_mode(posterior, *, theta0=None, max_iter=50, tol=1e-10):
+class _Iterate(NamedTuple):
+    theta: np.ndarray
+    value: float  # None when not computed (full steps near the mode do not need it)
+    grad: np.ndarray
+    hessian: np.ndarray  # exact Hessian at theta, or None
+
+
+def _evaluate(posterior, theta, hessian, value=True):
+    """The iterate at ``theta`` and its per-example evaluations (``2 n`` with the Hessian)."""
+    it = _Iterate(theta, *posterior.newton_terms(theta, hessian=hessian, value=value))
+    return it, posterior.n_rows * (1 + bool(hessian))
+
+
+def _advance(posterior, it, step, decrement, hessian):
+    """The next iterate and its cost: the full step near the mode, else Armijo (c = 1/4)."""
+    if decrement < _NEAR:
+        return _evaluate(posterior, it.theta - step, hessian, value=False)
+    evals = 0
+    if it.value is None:  # came by a full step, and is now far: the value it skipped
+        it, evals = it._replace(value=posterior.newton_terms(it.theta, False)[0]), posterior.n_rows
+    t = 1.0
+    for _ in range(35):  # t down to 2^-34 ~ 6e-11
+        with np.errstate(over="ignore", invalid="ignore"):  # a trial far out is rejected below
+            new, more = _evaluate(posterior, it.theta - t * step, hessian)
+        evals += more
+        if np.isfinite(new.value) and new.value <= it.value - 0.25 * t * decrement:
+            return new, evals
+        t *= 0.5
+    return None, evals
+
+
+def _at_floor(exact, it, decrement, previous):
+    """Whether exact Newton steps near the mode stopped shrinking the decrement: its rounding
+    floor (residuals of a target with a large offset, ``y + 1e6``, lose digits).  Exact steps
+    there shrink it quadratically, so a fall by less than ``_SLOW`` is the noise."""
+    return (exact and it.hessian is not None and previous is not None and decrement < _NEAR
+            and decrement > _SLOW * previous)
+
+
+def newton_mode(posterior, *, theta0=None, hessian0=None, max_iter=100, tol=1e-10):
     """Mode by damped Newton, as a :class:`ModeResult`.
 
-    ``theta`` is None when Newton could not proceed (no positive-definite shift of the Hessian,
-    line search failed, or ``max_iter`` reached); the caller then restarts with L-BFGS.  Each
-    iteration costs a gradient pass, a Hessian pass and the line-search potentials (all counted as
-    per-example evaluations); the last Hessian is the one at the mode.
+    Parameters
+    ----------
+    posterior : Posterior
+    theta0 : ndarray of shape (p,), optional
+        Start; default ``posterior.start()`` (the model's own start).
+    hessian0 : ndarray of shape (p, p), optional
+        An approximate Hessian (a subsample's): used for the directions until the iterations are
+        about to stop, then the exact Hessian is computed once (see the module docstring).
+        Without it every iteration computes the exact Hessian.
+    max_iter : int
+        Passes allowed, in per-example evaluations over ``n_rows`` (a Hessian pass counts 2).
+    tol : float
+        Stop when the decrement is below ``tol * p``.
+
+    Returns
+    -------
+    ModeResult
+        ``theta`` None when Newton could not proceed (no positive-definite shift of the Hessian,
+        line search failed, or ``max_iter`` reached); the caller then restarts with L-BFGS.
     """
-    theta = np.zeros(posterior.model.n_params) if theta0 is None else np.array(theta0, float)
-    evals = 0
-    for _ in range(max_iter):
-        g = posterior.full_grad(theta[None, :])[0]
-        H = full_hessian(posterior, theta)
-        evals += 2 * posterior.n_rows
-        step = _direction(H, g)
+    p, n = posterior.model.n_params, posterior.n_rows
+    theta = posterior.start() if theta0 is None else np.array(theta0, dtype=float)
+    tol, exact = tol * max(1, p), hessian0 is None
+    it, evals = _evaluate(posterior, theta, exact)
+    H, h_exact, moved, previous = hessian0, False, 0.0, None
+    while evals < max_iter * n:
+        if it.hessian is not None:
+            H, h_exact, moved = it.hessian, True, 0.0
+        step = _direction(H, it.grad)
         if step is None or not np.all(np.isfinite(step)):
             return ModeResult(None, evals)
-        decrement = float(g @ step)
-        if decrement < tol * max(1, theta.size):
-            return ModeResult(theta, evals, H)
-        theta, more = _line_search(posterior, theta, step, decrement)
+        decrement = float(it.grad @ step)
+        if decrement < tol or _at_floor(exact, it, decrement, previous):
+            if h_exact and moved < _STALE:
+                return ModeResult(it.theta, evals, H)
+            it, more = _evaluate(posterior, it.theta, True)  # converged: the exact Hessian
+            evals += more
+            continue
+        switch = previous is not None and not exact and decrement > _SLOW * previous
+        exact = exact or switch  # the approximate Hessian converges too slowly: replace it
+        about_to_stop = previous is not None and decrement * decrement / previous < tol
+        stale = not h_exact or moved + decrement >= _STALE
+        nxt, more = _advance(posterior, it, step, decrement, exact or (about_to_stop and stale))
         evals += more
-        if theta is None:
+        if nxt is None and exact:
             return ModeResult(None, evals)
+        if nxt is None:  # the approximate Hessian failed: restart here with the exact one
+            exact, previous = True, None
+            it, more = _evaluate(posterior, it.theta, True)
+            evals += more
+            continue
+        if nxt.hessian is None and not h_exact:
+            H = _bfgs(H, nxt.theta - it.theta, nxt.grad - it.grad)
+        moved += decrement
+        it, previous = nxt, None if switch else decrement
     return ModeResult(None, evals)
+
+
+def _bfgs(H, s, y):
+    """The BFGS update of the approximate Hessian ``H`` by the step ``s`` and gradient change ``y``
+    (``H s = y`` afterwards); ``H`` unchanged when the pair has no positive curvature."""
+    Hs = H @ s
+    ys, sHs = float(y @ s), float(s @ Hs)
+    if not (ys > 0 and sHs > 0):
+        return H
+    return H - np.outer(Hs, Hs) / sHs + np.outer(y, y) / ys

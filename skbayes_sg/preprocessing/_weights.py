@@ -6,9 +6,11 @@ stay sparse (a low-rank-plus-diagonal covariance enters the softmax weights by i
 """
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..models import design
 from ..models._sparse import row_dot, row_sq_norms, squared
+from ._memo import once_per
 
 __all__ = ["curvature_weights", "gradient_norm_weights", "lipschitz_constants", "mix_uniform"]
 
@@ -65,10 +67,15 @@ def gradient_norm_weights(posterior, laplace, uniform_mix=0.1):
     p : ndarray of shape (n_rows,)
         Sums to 1, every entry > 0.
     n_grad_evals : int
-        One pass over the rows.
+        One pass over the rows (0 when this posterior and ``laplace`` already had them:
+        :func:`~skbayes_sg.preprocessing.once_per`).
     """
     model, theta = posterior.model, laplace.mode
+    return once_per((posterior, laplace), ("gradient_norm", uniform_mix),
+                    lambda: _gradient_norm_weights(posterior, model, theta, uniform_mix))
 
+
+def _gradient_norm_weights(posterior, model, theta, uniform_mix):
     def norms(X, y):
         if not model.is_glm:
             return np.sqrt(row_sq_norms(model.per_example_grad(theta, X, y)))
@@ -95,29 +102,56 @@ def curvature_weights(posterior, laplace, uniform_mix=0.1, rng=None):
     -------
     p : ndarray of shape (n_rows,)
     n_grad_evals : int
-        Per-example (first- or second-order) evaluations spent.
+        Per-example (first- or second-order) evaluations spent (0 when this ``laplace`` and
+        ``rng`` state already had them: the rebuild of ``batch_size="auto"``).
     """
+    rng = np.random.default_rng(0) if rng is None else rng
+    key = ("curvature", uniform_mix, repr(rng.bit_generator.state))
+    return once_per((posterior, laplace), key,
+                    lambda: _curvature_weights(posterior, laplace, uniform_mix, rng))
+
+
+def _curvature_weights(posterior, laplace, uniform_mix, rng):
     model, n = posterior.model, posterior.n_rows
     if model.is_glm and not model.is_regression and model.n_classes > 2:
         scores, evals = _softmax_scores(posterior, laplace), n
     elif model.is_glm:
         scores, evals = _glm_scores(posterior, laplace), n
     else:
-        rng = np.random.default_rng(0) if rng is None else rng
         scores, evals = _monte_carlo_scores(posterior, laplace, rng), (_MC_DRAWS + 1) * n
     return _finish(posterior, scores, uniform_mix), evals
 
 
 def _glm_scores(posterior, laplace):
     model = posterior.model
+    dense = laplace.dense and not sp.issparse(posterior.X)
 
     def score(X, y):
-        X1 = design(X, model.fit_intercept)
-        q = laplace.quadratic_rows(X1)
+        if dense:
+            q, sq = _dense_quadratic_rows(X, laplace.covariance, model.fit_intercept)
+        else:
+            X1 = design(X, model.fit_intercept)
+            q, sq = laplace.quadratic_rows(X1), row_sq_norms(X1)
         w = model.curvature(laplace.mode, X, y)
-        return w * np.sqrt(np.maximum(q, 0.0) * row_sq_norms(X1))
+        return w * np.sqrt(np.maximum(q, 0.0) * sq)
 
     return _per_row(posterior, score, 2 * model.n_params)
+
+
+def _dense_quadratic_rows(X, cov, fit_intercept):
+    """``(x~_i' cov x~_i, ||x~_i||^2)`` for dense rows ``X``, in ``X``'s precision.
+
+    ``x~_i = [x_i, 1]`` is never formed (its float64 copy cost more than the products); the
+    results only set sampling probabilities, so float32 rounding is harmless.
+    """
+    d = X.shape[1]
+    T = X @ cov[:d, :d].astype(X.dtype)
+    q = np.einsum("ij,ij->i", T, X, dtype=np.float64)
+    sq = np.einsum("ij,ij->i", X, X, dtype=np.float64)
+    if fit_intercept:
+        q += 2.0 * (X @ cov[:d, d].astype(X.dtype)) + cov[d, d]
+        sq += 1.0
+    return q, sq
 
 
 def _softmax_scores(posterior, laplace):

@@ -18,6 +18,7 @@ the anchor, so the minibatch sum vanishes and is skipped),
 import numpy as np
 
 from ..models import as_float64
+from ..preprocessing import once_per
 from ..utils import ParamsMixin
 from ._estimator import minibatch_dtype
 
@@ -102,9 +103,11 @@ class ModeAnchor(MinibatchSum):
     def __init__(self, posterior, mode):
         super().__init__(posterior.model)
         self.mode = mode
-        self.offset, self.responses = anchor_terms(posterior, mode)
+        # once per posterior and mode: batch_size="auto" builds the strategy twice
+        (self.offset, self.responses), self.preprocessing_evals = once_per(
+            (posterior,), ("anchor", mode.tobytes()),
+            lambda: (anchor_terms(posterior, mode), posterior.n_rows))
         self.per_row = 1 if self.responses is not None else 2
-        self.preprocessing_evals = posterior.n_rows
 
     def difference(self, theta, Xb, yb, w, idx, state, chains):
         r = None if self.responses is None else self.responses[idx]

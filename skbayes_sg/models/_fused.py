@@ -1,0 +1,105 @@
+"""Fused full-data terms of a scalar GLM chunk: value, gradient and Hessian from one read.
+
+The mode search and the Laplace approximation take whole passes over the data, so their cost is
+the number of passes times the time to stream ``X`` (memory bandwidth) plus, for the Hessian, the
+``n d^2`` products of the chunk's Gram matrix.  Here a chunk of rows is read once for all three
+terms, in ``X``'s own precision: a float32 ``X`` is never cast (casting a chunk to float64 cost
+more than the products: a 10^6 x 50 float32 Hessian pass took 0.24 s cast, 0.10 s in float32,
+in one run on a lightly loaded machine).
+
+Precision with float32 ``X``.  The linear predictor is ``X @ [hi, lo]`` with ``hi`` the float32
+rounding of the weights and ``lo`` its float32 remainder, summed in float64: rounding the weights
+alone moves ``z_i`` by ``x_i . dw`` (``dw`` about ``1e-7 |w|``), a gradient error ``X'X dw`` that
+grows like ``N`` -- in posterior-sd units ``dw' H dw``, a few ``1e-10 p`` at 10^7 rows, above
+Newton's tolerance ``1e-10 p`` -- whereas the float32 rounding of the products is random across
+rows and grows like ``sqrt(N)``.  The per-row terms ``f_i, r_i, c_i`` are computed in float64,
+the chunk sums accumulated in float64.
+"""
+
+import numpy as np
+
+__all__ = ["binary_logistic_terms", "fused_predictor", "scalar_glm_terms"]
+
+
+def fused_predictor(X, w, b=0.0):
+    """``z = X w + b`` as float64 ``(n,)`` for one weight vector ``w (d,)`` and a dense ``X``.
+
+    float64 ``X``: one product.  float32 ``X``: ``X @ [hi, lo]`` (split weights, see the module
+    docstring), still one read of the chunk.
+    """
+    if X.dtype == np.float64:
+        z = X @ np.asarray(w, dtype=np.float64)
+    else:
+        hi = np.asarray(w, dtype=X.dtype)
+        lo = (w - hi).astype(X.dtype)
+        Z = X @ np.stack([hi, lo], axis=1)
+        z = Z[:, 0].astype(np.float64)
+        z += Z[:, 1]
+    z += b
+    return z
+
+
+def binary_logistic_terms(tz, y, value=True, hessian=True):
+    """``(f or None, r, c or None)`` of binary logistic rows from ``tz = t_i z_i`` (overwritten).
+
+    ``f = log(1 + e^{-tz})``, ``s = sigmoid(-tz) = 1 / (1 + e^{tz})``, ``r = -t s`` and
+    ``c = s (1 - s)``: one exponential per row, in place (scipy's ``expit`` and ``log_expit``
+    made the elementwise work cost more than the products with the chunk).  ``e^{tz}``
+    overflows to ``inf`` for ``tz > 709``, where ``s = 0`` is the right limit.
+    """
+    f = np.logaddexp(0.0, -tz) if value else None
+    with np.errstate(over="ignore"):
+        s = np.exp(tz, out=tz)
+    s += 1.0
+    np.reciprocal(s, out=s)
+    c = s - s * s if hessian else None
+    r = s * y
+    np.negative(r, out=r)
+    return f, r, c
+
+
+def _weighted(v, weight):
+    return v if weight is None else v * weight
+
+
+def scalar_glm_terms(X, f, r, c, weight, fit_intercept):
+    """``(sum w_i f_i, sum w_i r_i x~_i, sum w_i c_i x~_i x~_i^T or None)``, ``x~_i = [x_i, 1]``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        Dense rows, float32 or float64 (products in that precision, sums returned in float64).
+    f : ndarray of shape (n,) or None
+        Per-row values ``f_i`` (float64); None gives ``value = None``.
+    r : ndarray of shape (n,)
+        Responses ``r_i = d f_i / d z_i`` (float64).
+    c : ndarray of shape (n,) or None
+        Curvatures ``d^2 f_i / d z_i^2``; None skips the Hessian.
+    weight : ndarray of shape (n,) or None
+    fit_intercept : bool
+
+    Returns
+    -------
+    value : float or None
+    grad : ndarray of shape (d1,)
+    hessian : ndarray of shape (d1, d1) or None
+        Not symmetrised (the caller symmetrises the total once).
+    """
+    d = X.shape[1]
+    d1 = d + bool(fit_intercept)
+    value = None if f is None else float(np.sum(_weighted(f, weight)))
+    rw = _weighted(r, weight)
+    grad = np.empty(d1)
+    grad[:d] = rw.astype(X.dtype) @ X
+    if fit_intercept:
+        grad[d] = rw.sum()
+    if c is None:
+        return value, grad, None
+    cw = _weighted(c, weight)
+    H = np.empty((d1, d1))
+    A = X * cw.astype(X.dtype)[:, None]
+    H[:d, :d] = A.T @ X
+    if fit_intercept:
+        H[d, :d] = H[:d, d] = cw.astype(X.dtype) @ X
+        H[d, d] = cw.sum()
+    return value, grad, H
