@@ -10,6 +10,9 @@ Synthetic float32 designs of N rows x 50 features, N in {10^5, 10^6, 10^7}:
   assumes -- for ``compressed`` with a fixed radius (``Compressed(radius=0.05)``), so the
   compression ratio is what the data give, not a target.
 
+plus, on the ``gaussian`` design, the library's default fit (``default``: ``preferential_cv``)
+and scikit-learn's ``LogisticRegression()`` (``sklearn``) for reference.
+
 Each fit runs in a fresh subprocess (``--child``) that generates its data deterministically
 in chunks, records ``ru_maxrss`` (peak RSS) after generating the data (baseline) and after
 ``fit``; "fit extra" = peak - baseline, compared with the size of X to see whether the
@@ -17,10 +20,19 @@ library copies X.  A per-fit wall timeout (child total, data generation included
 the big fits.  Default fit settings (sghmc, 4 chains, 500 warm-up + 1000 draws, ``batch_size="auto"``),
 ``n_jobs=1``; ``--quick`` uses 10^4 rows, 2 strategies and shorter chains.
 
+Bandwidth floor (issue 16): each child times a pass over X (``X.sum()``, best of 5, one thread)
+before fitting; the floor of a fit is its data passes times that pass, so ``fit / floor`` says how
+far each pass is from memory bandwidth.  The preprocessing is split into phases, each with its
+seconds and passes (per-example evaluations / N; a Hessian pass counts 2): ``mode`` (Newton /
+L-BFGS / Adam), ``laplace``, ``build`` (the strategy's own preprocessing: weights, control-variate
+anchor, clusters), ``pilots`` (the gradient-noise pilots of the step-size rule) and ``rule`` (the
+step- and batch-size rules, no data); the rest of the preprocessing is ``other``.
+
     python benchmarks/bench_scale.py [--quick] [--json PATH] [--markdown PATH] [--plot PATH]
 """
 
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -29,8 +41,10 @@ import time
 import numpy as np
 
 D, K_CLUSTERS, CLUSTER_SD, N_TEST, RADIUS = 50, 100, 0.02, 20_000, 0.05
-CASES = [("uniform", "gaussian"), ("stratified", "gaussian"), ("control_variates", "gaussian"),
-         ("compressed", "clustered"), ("compressed", "gaussian")]
+CASES = [("default", "gaussian"), ("sklearn", "gaussian"), ("uniform", "gaussian"),
+         ("stratified", "gaussian"), ("control_variates", "gaussian"), ("compressed", "clustered"),
+         ("compressed", "gaussian")]
+PHASES = ("mode", "laplace", "build", "pilots", "rule")
 
 
 def truth(seed=0):
@@ -62,6 +76,74 @@ def rss_mib():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: KiB
 
 
+def pass_seconds(X, repeats=5):
+    """Best time of one pass over ``X`` (``X.sum()``): the memory-bandwidth floor of a pass."""
+    best = np.inf
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        X.sum()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def instrument(n_rows):
+    """Wrap the preprocessing steps of ``fit`` to record seconds and passes per phase.
+
+    Returns the dict the wrappers fill: ``{phase: [seconds, passes]}``.  Nested calls of one phase
+    (the batch rule calls the step rule) count once.
+    """
+    from skbayes_sg.estimators import _fit, _tuning
+
+    record = {k: [0.0, 0.0] for k in PHASES + ("tune",)}
+    active = dict.fromkeys(record, 0)
+
+    def wrap(module, name, phase, evals):
+        fn = getattr(module, name, None)
+        if fn is None:  # renamed in this version: the phase stays at 0 (and shows in "other")
+            return
+
+        def timed(*args, **kwargs):
+            active[phase] += 1
+            t0 = time.perf_counter()
+            try:
+                out = fn(*args, **kwargs)
+            finally:
+                active[phase] -= 1
+            if active[phase] == 0:
+                record[phase][0] += time.perf_counter() - t0
+                record[phase][1] += evals(out) / n_rows
+            return out
+
+        setattr(module, name, timed)
+
+    wrap(_fit, "find_mode", "mode", lambda r: r.n_grad_evals)
+    wrap(_fit, "laplace_at", "laplace", lambda r: r[1])
+    wrap(_fit, "tune", "tune", lambda r: r[1].n_grad_evals + r[0].preprocessing_evals)
+    wrap(_tuning, "gradient_noise", "pilots", lambda r: r[1])
+    wrap(_tuning, "auto_step_size", "rule", lambda r: 0)
+    wrap(_tuning, "auto_batch_size", "rule", lambda r: 0)
+    return record
+
+
+def phases(record, prep_seconds, prep_passes):
+    """Seconds and passes per phase; ``build`` = tuning minus its pilots and rules."""
+    out = {k: list(record[k]) for k in ("mode", "laplace", "pilots", "rule")}
+    tune_s, tune_p = record["tune"]
+    out["build"] = [tune_s - out["pilots"][0] - out["rule"][0], tune_p - out["pilots"][1]]
+    out["other"] = [prep_seconds - sum(v[0] for v in out.values()),
+                    prep_passes - sum(v[1] for v in out.values())]
+    return out
+
+
+def fit_sklearn(X, y):
+    """scikit-learn's ``LogisticRegression()`` (defaults) on the same rows, for reference."""
+    from sklearn.linear_model import LogisticRegression
+
+    t0 = time.perf_counter()
+    est = LogisticRegression().fit(X, y)
+    return est, time.perf_counter() - t0
+
+
 def child(spec):
     """Generate the data, fit one estimator, print one JSON line of measurements."""
     from threadpoolctl import threadpool_limits
@@ -73,27 +155,46 @@ def child(spec):
     X, y = make_data(n, design, seed=1)
     Xt, yt = make_data(N_TEST, design, seed=2)
     gen_s, base = time.perf_counter() - t0, rss_mib()
-    sub = Compressed(radius=RADIUS) if (strategy, design) == ("compressed", "clustered") else strategy
-    est = BayesianLogisticRegression(subsampling=sub, n_jobs=1, random_state=0, **spec["fit"])
-    t0 = time.perf_counter()
     with threadpool_limits(1):
-        est.fit(X, y)
-    fit_s, peak = time.perf_counter() - t0, rss_mib()
+        pass_s = pass_seconds(X)
     w, b = truth()
-    d = est.diagnostics_
-    out = {"data_seconds": gen_s, "fit_seconds": fit_s, "x_mib": X.nbytes / 2**20,
-           "baseline_rss_mib": base, "peak_rss_mib": peak, "fit_extra_mib": peak - base,
-           "preprocessing_seconds": d["preprocessing_seconds"],
-           "sampling_seconds": d["sampling_seconds"], "data_passes": d["data_passes"],
-           "batch_size": d["batch_size"],
-           "n_grad_evals": d["n_grad_evals"], "accuracy": float(est.score(Xt, yt)),
+    out = {"data_seconds": gen_s, "x_mib": X.nbytes / 2**20, "baseline_rss_mib": base,
+           "pass_seconds": pass_s, "bandwidth_gbs": X.nbytes / pass_s / 1e9,
+           "load_before": os.getloadavg()[0],
            "bayes_accuracy": float(np.mean((Xt @ w + b > 0) == yt)),
-           "coef_rel_error": float(np.linalg.norm(est.coef_.ravel() - w) / np.linalg.norm(w)),
-           "intercept": float(np.ravel(est.intercept_)[0]),
-           "max_rhat": float(np.nanmax(d["rhat"])), "min_ess": float(np.nanmin(d["ess"])),
-           "compression_ratio": est.preprocessing_.get("compression_ratio"),
-           "compression_radius": est.preprocessing_.get("compression_radius"),
            "dtype_after_validate": str(np.asarray(X).dtype)}
+    if strategy == "sklearn":
+        with threadpool_limits(1):
+            est, fit_s = fit_sklearn(X, y)
+        coef = est.coef_.ravel()
+        out.update(fit_seconds=fit_s, peak_rss_mib=rss_mib(), n_iter=int(est.n_iter_[0]))
+    else:
+        sub = {("compressed", "clustered"): Compressed(radius=RADIUS),
+               ("default", "gaussian"): None}.get((strategy, design), strategy)
+        kw = {} if sub is None else {"subsampling": sub}
+        est = BayesianLogisticRegression(n_jobs=1, random_state=0, **kw, **spec["fit"])
+        record = instrument(n)
+        t0 = time.perf_counter()
+        with threadpool_limits(1):
+            est.fit(X, y)
+        fit_s, d = time.perf_counter() - t0, est.diagnostics_
+        prep_passes = est.preprocessing_["preprocessing_grad_evals"] / n
+        coef = est.coef_.ravel()
+        out.update({
+            "fit_seconds": fit_s, "peak_rss_mib": rss_mib(),
+            "preprocessing_seconds": d["preprocessing_seconds"],
+            "sampling_seconds": d["sampling_seconds"], "data_passes": d["data_passes"],
+            "preprocessing_passes": prep_passes, "batch_size": d["batch_size"],
+            "n_grad_evals": d["n_grad_evals"],
+            "floor_seconds": d["data_passes"] * pass_s,
+            "phases": phases(record, d["preprocessing_seconds"], prep_passes),
+            "intercept": float(np.ravel(est.intercept_)[0]),
+            "max_rhat": float(np.nanmax(d["rhat"])), "min_ess": float(np.nanmin(d["ess"])),
+            "compression_ratio": est.preprocessing_.get("compression_ratio"),
+            "compression_radius": est.preprocessing_.get("compression_radius")})
+    out.update(fit_extra_mib=out["peak_rss_mib"] - base, accuracy=float(est.score(Xt, yt)),
+               coef_rel_error=float(np.linalg.norm(coef - w) / np.linalg.norm(w)),
+               load_after=os.getloadavg()[0])
     print("RESULT " + json.dumps(out, default=float), flush=True)
 
 
@@ -131,25 +232,49 @@ def markdown(rows, args, sizes, timeouts, fit):
             "(no repeats: the cost is the measurement).")
     out = [header("Scale: fit time and peak memory vs N", args, seeds="data 1 (train) / 2 "
                   "(test), fit random_state 0", repeats=1, note=note),
-           "| N | strategy | design | status | prep s | sampling s | fit s | data passes | batch | "
-           "X MiB | peak RSS MiB | fit extra MiB | extra / X | test acc (Bayes) | coef rel err "
-           "| compression ratio | max R-hat |", "|" + "---|" * 17]
+           "| N | strategy | design | status | prep s | sampling s | fit s | data passes | "
+           "batch | pass ms (GB/s) | floor s | fit / floor | fit / sklearn | X MiB | peak RSS MiB | "
+           "fit extra MiB | extra / X | test acc (Bayes) | coef rel err | compression ratio | "
+           "max R-hat | load |", "|" + "---|" * 22]
+    sk = {r["n"]: r["fit_seconds"] for r in rows
+          if r["strategy"] == "sklearn" and r["status"] == "ok"}
     for r in rows:
         ok = r["status"] == "ok"
         ratio = r["fit_extra_mib"] / r["x_mib"] if ok else None
         acc = f"{r['accuracy']:.4f} ({r['bayes_accuracy']:.4f})" if ok else "—"
+        bw = (f"{1e3 * r['pass_seconds']:.1f} ({r['bandwidth_gbs']:.1f})" if ok else "—")
+        floor = r.get("floor_seconds")
+        vs_floor = "—" if not floor else f"{r['fit_seconds'] / floor:.1f}"
+        vs_sk = f"{r['fit_seconds'] / sk[r['n']]:.2f}" if ok and r["n"] in sk else "—"
+        load = f"{r['load_before']:.1f} / {r['load_after']:.1f}" if ok else "—"
         out.append(f"| {r['n']:.0e} | {r['strategy']} | {r['design']} | {r['status']} | "
                    f"{fmt(r, 'preprocessing_seconds')} | {fmt(r, 'sampling_seconds')} | "
                    f"{fmt(r, 'fit_seconds')} | {fmt(r, 'data_passes')} | {fmt(r, 'batch_size', 'd')} | "
+                   f"{bw} | {fmt(r, 'floor_seconds')} | {vs_floor} | {vs_sk} | "
                    f"{fmt(r, 'x_mib', '.0f')}"
                    f" | {fmt(r, 'peak_rss_mib', '.0f')} | {fmt(r, 'fit_extra_mib', '.0f')} | "
                    f"{'—' if ratio is None else format(ratio, '.2f')} | {acc} | "
                    f"{fmt(r, 'coef_rel_error')} | {fmt(r, 'compression_ratio')} | "
-                   f"{fmt(r, 'max_rhat')} |")
+                   f"{fmt(r, 'max_rhat')} | {load} |")
+    out += ["", "Preprocessing by phase: seconds (passes = per-example evaluations / N; a Hessian "
+            "pass counts 2). `build` is the strategy's preprocessing (weights, anchor, clusters), "
+            "`pilots` the gradient-noise pilots, `rule` the step/batch-size rules (no data).", "",
+            "| N | strategy | design | " + " | ".join(PHASES + ("other",)) + " |",
+            "|" + "---|" * (4 + len(PHASES))]
+    for r in rows:
+        if r.get("phases"):
+            cells = [f"{v[0]:.3g} ({v[1]:.2g})" for v in
+                     (r["phases"][k] for k in PHASES + ("other",))]
+            out.append(f"| {r['n']:.0e} | {r['strategy']} | {r['design']} | "
+                       + " | ".join(cells) + " |")
     out += ["", "Notes: 'extra / X' near 0 means the fit works on the float32 X in place (chunked); "
             "about 2 means an X-sized float64 temporary (8 bytes vs 4 per entry). The baseline "
             "includes the chunked data-generation temporaries, so small extras read as 0. "
-            "'Bayes' accuracy uses the true generating coefficients. Max R-hat > 1.1 means the "
+            "'Bayes' accuracy uses the true generating coefficients. 'pass ms' is the best of 5 "
+            "timed `X.sum()` passes in the fit's process; 'floor' = data passes x that pass; "
+            "'load' = the 1-minute load average before / after the fit (2 cores: above ~1 other "
+            "work competed). `default` = the library's defaults (`preferential_cv`); `sklearn` = "
+            "`LogisticRegression()` with its defaults, one BLAS thread. Max R-hat > 1.1 means the "
             "chains did not mix in the default budget (the library warns), so ESS-based "
             "conclusions are not possible for those rows; the posterior mean can still be close "
             "to the mode the chains start near. `compressed` on the `gaussian` design uses "
@@ -185,8 +310,8 @@ def main():
     args = cli(__doc__, timeout_scale={"type": float, "default": 1.0,
                                        "help": "multiply the per-fit timeouts"})
     if args.quick:
-        sizes, cases, fit = [10_000], [CASES[0], CASES[3]], {"n_warmup": 100, "n_draws": 200,
-                                                             "n_chains": 2}
+        sizes, cases, fit = [10_000], [CASES[0], CASES[1], CASES[5]], {
+            "n_warmup": 100, "n_draws": 200, "n_chains": 2}
         timeouts = {10_000: 60}
     else:
         sizes, cases, fit = [100_000, 1_000_000, 10_000_000], CASES, {}
@@ -199,7 +324,9 @@ def main():
                 continue  # time box: target_ratio=0.1 would mean 10^6 centroids
             r = run_one({"n": n, "strategy": strat, "design": design, "fit": fit}, timeouts[n])
             print(f"N={n:.0e} {strat}/{design}: {r['status']} "
-                  f"fit={r.get('fit_seconds', float('nan')):.1f}s "
+                  f"fit={r.get('fit_seconds', float('nan')):.2f}s "
+                  f"prep={r.get('preprocessing_seconds', float('nan')):.2f}s "
+                  f"floor={r.get('floor_seconds', float('nan')):.2f}s "
                   f"peak={r.get('peak_rss_mib', float('nan')):.0f}MiB "
                   f"acc={r.get('accuracy', float('nan')):.4f}", flush=True)
             rows.append(r)
