@@ -146,8 +146,8 @@ def _dense_quadratic_rows(X, cov, fit_intercept):
     """
     d = X.shape[1]
     T = X @ cov[:d, :d].astype(X.dtype)
-    q = np.einsum("ij,ij->i", T, X, dtype=np.float64)
-    sq = np.einsum("ij,ij->i", X, X, dtype=np.float64)
+    q = np.einsum("ij,ij->i", T, X).astype(np.float64)  # float32 sums of d terms (einsum with
+    sq = np.einsum("ij,ij->i", X, X).astype(np.float64)  # dtype=float64 casts both operands)
     if fit_intercept:
         q += 2.0 * (X @ cov[:d, d].astype(X.dtype)) + cov[d, d]
         sq += 1.0
