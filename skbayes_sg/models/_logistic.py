@@ -7,7 +7,7 @@ from scipy.special import expit, log_expit, logsumexp, softmax
 
 from ._base import (Likelihood, as_compute, as_float64, class_predictor, class_response_grad,
                     design, linear_predictor, scalar_response_grad)
-from ._predictive import binary_sums
+from ._predictive import glm_mean
 from ._fused import binary_logistic_terms, fused_predictor, scalar_glm_terms
 from ._sparse import draw_chunks, is_sparse, outer_rows, squared, weighted_gram
 
@@ -265,17 +265,12 @@ class LogisticModel(Likelihood):
         return out
 
     def predict_mean(self, draws, X):
-        """Class probabilities ``(n, K)`` averaged over draws ``(S, p)``, in draw chunks.
+        """Class probabilities ``(n, K)`` averaged over draws ``(S, p)`` (:func:`glm_mean`).
 
-        Binary: one exponential per draw and row (:func:`binary_sums`).
+        Fused row chunks, float32 for float32 ``X``; binary: one exponential per draw and row.
         """
-        if self._rows > 1:
-            return super().predict_mean(draws, X)
-        draws, sums = np.atleast_2d(draws), np.zeros((3, X.shape[0]))
-        for sl in draw_chunks(draws.shape, X.shape[0], 2, _MAX_PREDICT_ELEMENTS):
-            sums += binary_sums(self._z(draws[sl], X))
-        ms, md, mdp = sums / draws.shape[0]
-        return np.stack([ms + md - mdp, ms + mdp], axis=1)
+        named = self.unpack(np.atleast_2d(draws))
+        return glm_mean(named["coef"], named["intercept"], X)
 
     def predict_output(self, draws, X):
         """Class probabilities ``(S, n, K)`` for draws ``(S, p)``.

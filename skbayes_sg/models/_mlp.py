@@ -7,6 +7,7 @@ from scipy.special import expit, logsumexp, softmax
 
 from ..utils import row_chunks
 from ._base import Likelihood, as_compute
+from ._predictive import network_mean
 
 __all__ = ["ACTIVATIONS", "MLPModel"]
 
@@ -240,6 +241,15 @@ class MLPModel(Likelihood):
             if l:
                 delta = (delta @ theta1[s:e].reshape(shape).T) * deriv(a)
         return out
+
+    def predict_mean(self, draws, X):
+        """Class probabilities ``(n, K)`` averaged over draws ``(S, p)`` (:func:`network_mean`).
+
+        Groups of draws share one matrix product per layer; float32 for float32 ``X``.
+        """
+        named = self.unpack(np.atleast_2d(draws))
+        layers = [(named[f"coef_{l}"], named[f"intercept_{l}"]) for l in range(self.n_layers)]
+        return network_mean(layers, ACTIVATIONS[self.activation][0], X)
 
     def predict_output(self, draws, X):
         """Class probabilities ``(S, n, K)`` for draws ``(S, p)``, in chunks of draws."""
