@@ -66,10 +66,12 @@ class Likelihood:
 
     ``is_glm``: the linear-predictor form (``response``, ``grad_from_response``);
     ``exact_hessian``: ``hessian`` is implemented; ``random_init``: the mode
-    search starts from ``init_position(rng)``; ``is_regression``: real targets.
+    search starts from ``init_position(rng)``; ``is_regression``: real targets;
+    ``linear_predictors``: linear predictors per row of a GLM (the rank of one row's Hessian).
     """
 
     is_glm = False
+    linear_predictors = 1
     exact_hessian = False
     random_init = False
     is_regression = False

@@ -55,6 +55,7 @@ class LogisticModel(Likelihood):
     def __post_init__(self):
         rows = 1 if self.n_classes == 2 else self.n_classes
         object.__setattr__(self, "_rows", rows)
+        object.__setattr__(self, "linear_predictors", rows)
         object.__setattr__(self, "n_outputs", self.n_classes)
         object.__setattr__(self, "_nw", rows * self.n_features)
         object.__setattr__(self, "_classes", np.arange(rows)[:, None])

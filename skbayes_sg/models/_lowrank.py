@@ -41,6 +41,7 @@ class LowRankCovariance:
     eigenvalues: np.ndarray
 
     ndim = 0  # neither a dense (2) nor a diagonal (1) covariance array
+    kind = "lowrank"
 
     def _mix(self, u, power):
         """Rows ``u (I + V diag(lambda^power - 1) V^T)`` (the factor's core, symmetric)."""

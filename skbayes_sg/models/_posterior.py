@@ -66,8 +66,8 @@ class Posterior:
         ``(C, b, d)`` for dense ``X`` and :class:`~skbayes_sg.models._sparse.ChainRows` (one CSR
         of ``C b`` rows) for sparse ``X``.  The one place minibatches are gathered.
         """
-        X = gather_rows(self.X, idx) if sp.issparse(self.X) else self.X[idx]
-        return X, self.y[idx]
+        X = gather_rows(self.X, idx) if sp.issparse(self.X) else self.X.take(idx, axis=0)
+        return X, self.y.take(idx)  # take: about half the time of X[idx] for random rows
 
     def chunks(self, width=1):
         """Row slices of bounded memory (:func:`~skbayes_sg.utils.row_chunks`).
@@ -169,8 +169,14 @@ class Laplace:
 
     @property
     def kind(self):
-        """``"dense"``, ``"diagonal"`` or ``"lowrank"``."""
-        return {2: "dense", 1: "diagonal"}.get(self.covariance.ndim, "lowrank")
+        """``"dense"``, ``"diagonal"``, or a structured covariance's own ``kind``
+        (``"lowrank"``, ``"kronecker"``)."""
+        return {2: "dense", 1: "diagonal"}.get(self.covariance.ndim) or self.covariance.kind
+
+    @property
+    def structured(self):
+        """True for a covariance object that applies itself (low rank, Kronecker)."""
+        return self.covariance.ndim == 0
 
     @property
     def dense(self):
@@ -180,7 +186,7 @@ class Laplace:
     @property
     def variances(self):
         """Marginal variances ``(p,)``."""
-        if self.kind == "lowrank":
+        if self.structured:
             return self.covariance.variances
         return np.diag(self.covariance) if self.dense else self.covariance
 
@@ -189,21 +195,21 @@ class Laplace:
         """``L`` with ``L L^T = covariance``: lower Cholesky ``(p, p)``, sds ``(p,)``, or the
         :class:`~skbayes_sg.models.LowRankCovariance` itself (it applies its factor)."""
         cov = self.covariance
-        if self.kind == "lowrank":
+        if self.structured:
             return cov
         return np.linalg.cholesky(0.5 * (cov + cov.T)) if self.dense else np.sqrt(cov)
 
     def apply(self, g):
         """Rows ``g Sigma`` for rows ``g (n, p)``."""
         cov = self.covariance
-        if self.kind == "lowrank":
+        if self.structured:
             return cov.apply(g)
         return g @ cov if self.dense else g * cov
 
     def quadratic_rows(self, X1):
         """``x_i^T Sigma x_i`` for the rows of ``X1 (n, p)`` (dense or CSR) ``(n,)``."""
         cov = self.covariance
-        if self.kind == "lowrank":
+        if self.structured:
             return cov.quadratic_rows(X1)
         return row_dot(X1, X1 @ cov) if self.dense else squared(X1) @ cov
 
@@ -211,6 +217,6 @@ class Laplace:
         """``n`` draws ``mode + scale L z`` ``(n, p)``."""
         z = rng.standard_normal((n, self.mode.shape[0]))
         L = self.factor
-        if self.kind == "lowrank":
+        if self.structured:
             return self.mode + scale * L.factor_rows(z)
         return self.mode + scale * (z @ L.T if self.dense else z * L)

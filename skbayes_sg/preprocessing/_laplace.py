@@ -7,15 +7,20 @@ diagonal of the Gauss-Newton (Fisher) matrix.  ``"laplace"`` on a GLM with more 
 """
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.linalg import eigh
 
 from ..models import Laplace
+from ._kronecker import kronecker_covariance
 from ._lowrank import lowrank_covariance
 
 __all__ = ["DENSE_MAX_PARAMS", "diagonal_curvature", "full_hessian", "laplace_at", "laplace_kind", "mode_shift",
            "uses_dense", "whitened_curvature"]
 
-DENSE_MAX_PARAMS = 500  # "auto" uses a dense preconditioner up to this many parameters
+DENSE_MAX_PARAMS = 500  # "auto" uses a dense preconditioner up to this many parameters ...
+DENSE_AUTO_MAX, DENSE_FLOPS = 1000, 2e10  # ... and up to 1000 when n_rows p^2 <= 2e10
+WIDE_MAX = 5e7  # largest p x rank basis of the exact wide-data Laplace (400 MB)
+KRONECKER_MAX_COLS = 4000  # softmax above that: Kronecker-factored Laplace up to this many features
 
 
 def full_hessian(posterior, theta):
@@ -27,17 +32,57 @@ def full_hessian(posterior, theta):
 
 
 def laplace_kind(posterior, kind):
-    """The covariance a preconditioner option builds: ``"dense"``, ``"lowrank"`` or ``"diagonal"``.
+    """The covariance a preconditioner option builds: ``"dense"``, ``"lowrank"``, ``"wide"`` or
+    ``"diagonal"``.
 
-    ``"laplace"``: dense up to ``DENSE_MAX_PARAMS`` parameters (and for models without
-    Hessian-vector products), low rank plus diagonal above it for GLMs; ``"auto"``: dense when the
-    model has an exact Hessian and ``p <= DENSE_MAX_PARAMS``, else diagonal; ``"diagonal"``.
+    GLMs with more than ``DENSE_MAX_PARAMS`` parameters on wide data (:func:`is_wide`) get
+    ``"wide"`` (exact, through the Woodbury identity, ``O(rank p)`` per product).  Otherwise
+    ``"laplace"``: dense when :func:`dense_affordable` (and for models without Hessian-vector
+    products); softmax regression on dense rows then gets ``"kronecker"`` (:func:`kronecker_fits`);
+    otherwise ``"laplace"`` gives low rank plus diagonal and ``"auto"`` diagonal; ``"diagonal"``.
     """
     model = posterior.model
-    small = model.n_params <= DENSE_MAX_PARAMS
-    if kind == "laplace":
-        return "dense" if small or not model.is_glm else "lowrank"
-    return "dense" if kind == "auto" and small and model.exact_hessian else "diagonal"
+    if kind == "diagonal":
+        return "diagonal"
+    if model.is_glm and model.n_params > DENSE_MAX_PARAMS and is_wide(posterior):
+        return "wide"
+    if dense_affordable(posterior) and (kind == "laplace" or model.exact_hessian):
+        return "dense"
+    if kind == "laplace" and not model.is_glm:
+        return "dense"
+    if kronecker_fits(posterior):
+        return "kronecker"
+    return "lowrank" if kind == "laplace" else "diagonal"
+
+
+def kronecker_fits(posterior):
+    """Softmax regression on dense rows with at most ``KRONECKER_MAX_COLS`` features: the
+    Kronecker-factored Laplace (:func:`~skbayes_sg.preprocessing.kronecker_covariance`)."""
+    model = posterior.model
+    softmax = model.is_glm and not model.is_regression and model.n_outputs > 2
+    return softmax and not sp.issparse(posterior.X) and posterior.X.shape[1] <= KRONECKER_MAX_COLS
+
+
+def dense_affordable(posterior):
+    """Dense Laplace up to ``DENSE_MAX_PARAMS`` parameters, or up to ``DENSE_AUTO_MAX`` when the
+    Hessian pass costs at most ``DENSE_FLOPS`` (``n_rows p^2``): a 650 x 650 Cholesky takes
+    milliseconds; the pass over the rows and the ``p^2`` per step and chain are what grow."""
+    p = posterior.model.n_params
+    return p <= DENSE_MAX_PARAMS or (
+        p <= DENSE_AUTO_MAX and posterior.n_rows * float(p) ** 2 <= DENSE_FLOPS)
+
+
+def is_wide(posterior):
+    """Whether the likelihood Hessian's rank (:func:`wide_rank`) is at most half of ``p``: then low
+    rank plus prior is exact -- used while the ``p x rank`` basis stays small (``WIDE_MAX``)."""
+    rank, p = wide_rank(posterior), posterior.model.n_params
+    return 2 * rank <= p and rank * p <= WIDE_MAX
+
+
+def wide_rank(posterior):
+    """Rank of ``S H S - I`` when ``S`` whitens the prior: rows x outputs + twice the flat coordinates."""
+    flat = int(np.sum(posterior.prior.precision <= 0))
+    return posterior.n_rows * posterior.model.n_outputs + 2 * flat
 
 
 def diagonal_curvature(posterior, theta):
@@ -87,8 +132,23 @@ def laplace_at(posterior, mode, kind="auto", hessian=None):
     d = diagonal_curvature(posterior, mode)
     if which == "diagonal":
         return Laplace(mode, 1.0 / d), posterior.n_rows
-    cov, evals = lowrank_covariance(posterior, mode, d)
+    if which == "kronecker":
+        cov, evals = kronecker_covariance(posterior, mode)
+        return Laplace(mode, cov), evals
+    if which == "wide":
+        cov, evals = lowrank_covariance(posterior, mode, d, rank=wide_rank(posterior),
+                                        scale=_prior_whitening(posterior, d))
+    else:
+        cov, evals = lowrank_covariance(posterior, mode, d)
     return Laplace(mode, cov), posterior.n_rows + evals
+
+
+def _prior_whitening(posterior, diagonal):
+    """``S``: prior sds, and ``diag(H)^{-1/2}`` on flat-prior coordinates.  Then ``S H S - I``
+    has the rank of the likelihood Hessian plus the flat coordinates (:func:`wide_rank`)."""
+    prec = posterior.prior.precision
+    return np.where(prec > 0, 1.0 / np.sqrt(np.where(prec > 0, prec, 1.0)),
+                    1.0 / np.sqrt(diagonal))
 
 
 def whitened_curvature(hessian, precond):

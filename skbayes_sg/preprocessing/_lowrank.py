@@ -35,7 +35,7 @@ def _whitened_products(posterior, mode, scale):
     return apply
 
 
-def lowrank_covariance(posterior, mode, diagonal, rank=LOWRANK_RANK, rng=None):
+def lowrank_covariance(posterior, mode, diagonal, rank=LOWRANK_RANK, rng=None, scale=None):
     """``Sigma ≈ H^{-1}`` as low rank plus diagonal, and its cost.
 
     Parameters
@@ -49,6 +49,11 @@ def lowrank_covariance(posterior, mode, diagonal, rank=LOWRANK_RANK, rng=None):
         Eigenpairs ``k`` kept (at most ``p``).
     rng : Generator, optional
         Test vectors of the range finder (default ``default_rng(0)``: deterministic).
+    scale : ndarray of shape (p,), optional
+        The whitening ``S`` (default ``diagonal^{-1/2}``).  Given (the prior sds, for wide data),
+        the whitened precision is exactly ``I`` plus a matrix of rank ``<= rank``, whose range
+        the finder then seeks (products with ``A - I``; eigenvalues shifted back by one): the
+        result is the exact inverse Hessian (the Woodbury identity, at ``O(rank^2 p)``).
 
     Returns
     -------
@@ -70,8 +75,10 @@ def lowrank_covariance(posterior, mode, diagonal, rank=LOWRANK_RANK, rng=None):
     """
     p = mode.size
     rng = np.random.default_rng(0) if rng is None else rng
-    scale = 1.0 / np.sqrt(diagonal)
-    apply = _whitened_products(posterior, mode, scale)
+    shift = scale is not None  # wide data: find the range of A - I, exactly low rank
+    scale = 1.0 / np.sqrt(diagonal) if scale is None else scale
+    whitened = _whitened_products(posterior, mode, scale)
+    apply = (lambda Q: whitened(Q) - Q) if shift else whitened
     n_vec = min(p, int(rank) + _OVERSAMPLE)
     Y = apply(rng.standard_normal((p, n_vec)))
     for _ in range(_POWER_ITERATIONS):
@@ -79,6 +86,7 @@ def lowrank_covariance(posterior, mode, diagonal, rank=LOWRANK_RANK, rng=None):
     Q = np.linalg.qr(Y)[0]
     B = Q.T @ apply(Q)
     lam, U = eigh(0.5 * (B + B.T))
-    top = np.argsort(lam)[::-1][:min(int(rank), p)]
-    cov = LowRankCovariance(scale, Q @ U[:, top], np.maximum(lam[top], 1e-12))
+    top = np.argsort(np.abs(lam) if shift else lam)[::-1][:min(int(rank), p)]
+    lam = lam[top] + 1.0 if shift else lam[top]
+    cov = LowRankCovariance(scale, Q @ U[:, top], np.maximum(lam, 1e-12))
     return cov, (_POWER_ITERATIONS + 2) * n_vec * posterior.n_rows

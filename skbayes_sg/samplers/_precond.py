@@ -75,10 +75,10 @@ class _Dense(Preconditioner):
 
 
 class _LowRank(Preconditioner):
-    kind = "lowrank"
+    """A structured covariance that applies its own factor (low rank, Kronecker)."""
 
     def __init__(self, covariance):
-        self.factor = covariance
+        self.factor, self.kind = covariance, covariance.kind
         self.to_u, self.from_u = covariance.factor_t_rows, covariance.factor_rows
         self.inv, self.apply = covariance.inverse_rows, covariance.apply
 
@@ -106,6 +106,6 @@ def lowrank(covariance):
 
 def from_laplace(laplace):
     """``M`` = the covariance of a :class:`~skbayes_sg.models.Laplace` (any kind)."""
-    if laplace.kind == "lowrank":
+    if laplace.structured:
         return _LowRank(laplace.covariance)
     return (_Dense if laplace.dense else _Diagonal)(np.asarray(laplace.factor, dtype=float))
