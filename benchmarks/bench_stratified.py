@@ -49,7 +49,12 @@ from _common import (cli, header, load_npz, machine, mean_sd, save_plot, write_j
                      write_markdown)
 from _data import load
 from skbayes_sg import BayesianLogisticRegression
-from skbayes_sg.diagnostics import ESS_MIN, RHAT_MAX, effective_sample_size, split_rhat
+from skbayes_sg.diagnostics import effective_sample_size, split_rhat
+
+# The paper's convergence-speed comparison judges one chain's second half; its committed results
+# use this looser "mixed" criterion (the library's verdict, diagnostics.assess, is R-hat <= 1.01
+# and ESS >= 100 per chain, which these short single-chain runs are not meant to meet).
+RHAT_MAX, ESS_MIN = 1.1, 20
 from skbayes_sg.subsampling import Stratified
 from skbayes_sg.utils import DivergenceError
 

@@ -86,7 +86,7 @@ def test_divergence_is_reported_not_nan():
     from skbayes_sg.utils import DivergenceError
 
     with pytest.raises(DivergenceError, match="step_size"):
-        BayesianLinearRegression(step_size=50.0, subsampling="uniform",
+        BayesianLinearRegression(sampler="sghmc", step_size=50.0, subsampling="uniform",
                                  preconditioner=None, **FAST).fit(X * 100, y_reg * 100)
 
 

@@ -209,8 +209,12 @@ def test_auto_batch_is_capped_by_the_number_of_rows(noisy_logistic):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         est = BayesianLogisticRegression(subsampling="uniform", n_warmup=50, n_draws=50,
-                                         n_chains=2, random_state=0).fit(X[:700], y[:700])
-    assert 100 < est.diagnostics_["batch_size"] <= 700
+                                         n_chains=2, random_state=0, sampler="sghmc")
+        est.fit(X[:700], y[:700])
+        assert 100 < est.diagnostics_["batch_size"] <= 700
+        # sampler="auto": a batch reaching every row means the exact gradient, so Metropolis HMC
+        est.set_params(sampler="auto").fit(X[:700], y[:700])
+    assert est.diagnostics_["batch_size"] == 700 and est.diagnostics_["sampler"] == "hmc"
 
 
 @pytest.mark.parametrize("init", ["mode", "zeros", "prior", "laplace"])

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from skbayes_sg.diagnostics import ESS_MIN, RHAT_MAX, assess
+from skbayes_sg.diagnostics import ESS_PER_CHAIN, RHAT_MAX, assess
 from skbayes_sg.models import Laplace
 from skbayes_sg.utils import make_streams, row_chunks
 
@@ -60,10 +60,17 @@ def test_row_chunks_cover_in_order():
 def test_assess_judges_rhat_and_ess():
     rng = np.random.default_rng(0)
     good = assess(rng.normal(size=(4, 500, 3)))
-    assert good.converged and good.rhat.max() < RHAT_MAX and good.ess_bulk.min() > ESS_MIN
+    assert good.converged and good.rhat.max() < RHAT_MAX
+    assert good.ess_bulk.min() > 4 * ESS_PER_CHAIN
     shifted = rng.normal(size=(4, 500, 3)) + np.arange(4)[:, None, None]
     bad = assess(shifted, hint=" HINT")
     assert not bad.converged and bad.problems[0].startswith(f"R-hat above {RHAT_MAX} for 3")
-    assert bad.problems[0].endswith(" HINT")
+    assert bad.problems[0].endswith(" HINT") and bad.problems[-1].startswith("Run longer")
+    # the ESS threshold is per chain: 800 independent draws pass as 2 chains of 400 (ESS ~800 >=
+    # 200) but not as 8 chains of 50 (ESS ~400 < 800)
+    two = assess(rng.normal(size=(2, 400, 2)))
+    assert "ESS below" not in " ".join(two.problems)
+    few = assess(rng.normal(size=(8, 50, 2)))
+    assert not few.converged and "bulk ESS below 800" in " ".join(few.problems)
     short = assess(rng.normal(size=(2, 3, 2)))
     assert np.isnan(short.rhat).all() and "undefined" in short.problems[0]

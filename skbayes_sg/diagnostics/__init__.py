@@ -5,7 +5,7 @@ kernel Stein discrepancy (inverse multiquadric kernel) needs only the scores ``g
 samples; ``gaussian_kl`` compares moment-matched Gaussians in closed form.
 """
 
-from ._assess import ESS_MIN, MIN_DRAWS, RHAT_MAX, Assessment, assess, convergence_problems
+from ._assess import ESS_PER_CHAIN, MIN_DRAWS, RHAT_MAX, Assessment, assess, convergence_problems
 from ._autocorr import autocorrelation, integrated_time
 from ._ess import effective_sample_size
 from ._ksd import gaussian_kl, kernel_stein_discrepancy
@@ -13,7 +13,7 @@ from ._rhat import split_rhat
 from ._summary import format_table, summarize
 
 __all__ = [
-    "Assessment", "ESS_MIN", "MIN_DRAWS", "RHAT_MAX", "assess", "convergence_problems",
+    "Assessment", "ESS_PER_CHAIN", "MIN_DRAWS", "RHAT_MAX", "assess", "convergence_problems",
     "autocorrelation", "effective_sample_size", "format_table", "gaussian_kl", "integrated_time",
     "kernel_stein_discrepancy", "split_rhat", "summarize",
 ]

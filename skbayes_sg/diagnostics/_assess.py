@@ -1,4 +1,9 @@
-"""The one convergence assessment used by ``fit``, ``summary()``, progress and benchmarks."""
+"""The one convergence assessment used by ``fit``, ``summary()``, progress and benchmarks.
+
+The standard is that of Vehtari et al. (2021): rank-normalised split R-hat at most
+:data:`RHAT_MAX` = 1.01 and bulk and tail ESS at least :data:`ESS_PER_CHAIN` = 100 per chain
+(400 for the default four chains), for every parameter.
+"""
 
 from typing import NamedTuple
 
@@ -7,19 +12,19 @@ import numpy as np
 from ._ess import effective_sample_size
 from ._rhat import split_rhat
 
-__all__ = ["ESS_MIN", "MIN_DRAWS", "RHAT_MAX", "Assessment", "assess", "convergence_problems"]
+__all__ = ["ESS_PER_CHAIN", "MIN_DRAWS", "RHAT_MAX", "Assessment", "assess",
+           "convergence_problems"]
 
-RHAT_MAX = 1.1  # largest acceptable rank-normalised split R-hat
-ESS_MIN = 20  # smallest acceptable bulk and tail ESS (all chains together)
+RHAT_MAX = 1.01  # largest acceptable rank-normalised split R-hat
+ESS_PER_CHAIN = 100  # smallest acceptable bulk and tail ESS, per chain
 MIN_DRAWS = 4  # draws per chain below which ESS and R-hat are undefined (NaN)
 
 
 class Assessment(NamedTuple):
     """Per-parameter ``rhat``, ``ess_bulk``, ``ess_tail`` and the ``problems`` found.
 
-    ``problems`` is a tuple of plain-language sentences, empty when every
-    R-hat is at most :data:`RHAT_MAX` and every bulk and tail ESS at least
-    :data:`ESS_MIN`.
+    ``problems`` is a tuple of plain-language sentences, empty when every R-hat is at most
+    :data:`RHAT_MAX` and every bulk and tail ESS at least :data:`ESS_PER_CHAIN` per chain.
     """
 
     rhat: np.ndarray
@@ -33,43 +38,58 @@ class Assessment(NamedTuple):
         return not self.problems
 
 
-def _count(mask, what):
-    return f"{what} for {int(mask.sum())} of {mask.size} parameters"
+def _count(mask, what, noun):
+    return f"{what} for {int(mask.sum())} of {mask.size} {noun}"
 
 
-def convergence_problems(rhat, ess_bulk, ess_tail, hint=""):
+def convergence_problems(rhat, ess_bulk, ess_tail, n_chains, *, hint="", advice="",
+                         noun="parameters"):
     """Plain-language problems of per-parameter R-hat and ESS columns.
 
-    ``hint`` is appended to the R-hat sentence (e.g. the MLP's note that raw weights are not
-    identified).  All-NaN columns (too few draws or constant draws) give one sentence saying so.
+    Parameters
+    ----------
+    rhat, ess_bulk, ess_tail : ndarray
+        Per-quantity columns (ESS of all chains together).
+    n_chains : int
+        The ESS threshold is ``ESS_PER_CHAIN * n_chains``.
+    hint : str, optional
+        Appended to the R-hat sentence (e.g. what the quantities are).
+    advice : str, optional
+        What to do, appended once (default: run longer).
+    noun : str, optional
+        What the columns are, for the sentences.
     """
     if np.all(np.isnan(rhat)):
         return (f"ESS and R-hat are undefined (fewer than {MIN_DRAWS} draws per chain, or "
                 "constant draws): increase n_draws.",)
+    ess_min = ESS_PER_CHAIN * int(n_chains)
     out = []
     with np.errstate(invalid="ignore"):
-        bad_rhat, bad_bulk, bad_tail = rhat > RHAT_MAX, ess_bulk < ESS_MIN, ess_tail < ESS_MIN
+        bad_rhat, bad_bulk, bad_tail = rhat > RHAT_MAX, ess_bulk < ess_min, ess_tail < ess_min
     if bad_rhat.any():
-        out.append(f"{_count(bad_rhat, f'R-hat above {RHAT_MAX}')} (max {np.nanmax(rhat):.3f}): "
-                   f"the chains disagree; run longer (increase n_warmup and n_draws).{hint}")
-    meaning = {"bulk": f"posterior means carry a Monte-Carlo error above "
-                       f"{100 / np.sqrt(ESS_MIN):.0f}% of a posterior sd",
+        out.append(f"{_count(bad_rhat, f'R-hat above {RHAT_MAX}', noun)} (max {np.nanmax(rhat):.3f}):"
+                   f" the chains disagree.{hint}")
+    meaning = {"bulk": "posterior means carry a Monte-Carlo error above "
+                       f"{100 / np.sqrt(ess_min):.0f}% of a posterior sd",
                "tail": "the 5% and 95% quantiles are unreliable"}
     for kind, bad, ess in (("bulk", bad_bulk, ess_bulk), ("tail", bad_tail, ess_tail)):
         if bad.any():
-            out.append(f"{_count(bad, f'{kind} ESS below {ESS_MIN}')} (min {np.nanmin(ess):.0f}):"
-                       f" {meaning[kind]}; run longer (increase n_draws).")
+            out.append(f"{_count(bad, f'{kind} ESS below {ess_min}', noun)} (min {np.nanmin(ess):.0f},"
+                       f" {ESS_PER_CHAIN} per chain): {meaning[kind]}.")
+    if out:
+        out.append(advice or "Run longer: increase n_draws (and n_warmup).")
     return tuple(out)
 
 
-def assess(draws, hint=""):
+def assess(draws, *, hint="", advice="", noun="parameters"):
     """Rank-normalised split R-hat, bulk and tail ESS of ``draws``, judged.
 
     Parameters
     ----------
-    draws : ndarray of shape (n_chains, n_draws, n_params)
-    hint : str, optional
-        Appended to the R-hat problem (see :func:`convergence_problems`).
+    draws : ndarray of shape (n_chains, n_draws, n_quantities)
+        Parameters, or any scalar functions of them (the MLP's predictive log-probabilities).
+    hint, advice, noun : str, optional
+        See :func:`convergence_problems`.
 
     Returns
     -------
@@ -88,4 +108,5 @@ def assess(draws, hint=""):
     else:
         cols = (split_rhat(draws), effective_sample_size(draws),
                 effective_sample_size(draws, method="tail"))
-    return Assessment(*cols, convergence_problems(*cols, hint=hint))
+    return Assessment(*cols, convergence_problems(*cols, draws.shape[0], hint=hint,
+                                                  advice=advice, noun=noun))

@@ -1,7 +1,10 @@
 """``_BaseSGMCMC``: the scikit-learn side shared by the three estimators."""
 
+import functools
+import sys
 import time
 import warnings
+from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
@@ -13,14 +16,45 @@ from ..diagnostics import assess
 from ..models import GaussianPrior, Posterior
 from ..samplers import SAMPLERS, BaseSampler
 from ..subsampling import SUBSAMPLING, BaseStrategy
-from ..utils import ApproximationWarning, ConvergenceWarning, make_rng, make_streams
+from ..utils import (ApproximationWarning, ConvergenceWarning, make_rng, make_streams,
+                     user_stacklevel, warn_user)
+from ._extend import extend_until_converged
 from ._fit import STARTS, check_combination, prepare, resolve, sample_with_retries
 from ._progress import make_progress
 from ._report import _ReportMixin
 
 __all__ = ["_BaseSGMCMC", "_store_params"]
 
+_DASK_METHODS = ("predict", "predict_proba", "predict_log_proba", "decision_function")
+
+
+def _dask_backend(X):
+    """:mod:`skbayes_sg.dask` for a dask collection (imported only then), else None."""
+    if "dask" not in sys.modules or not hasattr(X, "__dask_graph__"):
+        return None
+    from .. import dask as backend
+
+    return backend
+
+
+def _dask_dispatch(method):
+    """``method``, returning a dask array computed blockwise when ``X`` is a dask collection."""
+    @functools.wraps(method)
+    def dispatch(self, X, *args, **kwargs):
+        backend = _dask_backend(X)
+        if backend is None:
+            return method(self, X, *args, **kwargs)
+        check_is_fitted(self)
+        return backend.predict_blockwise(self, method.__name__, X, *args, **kwargs)
+
+    dispatch._dask_dispatch = True
+    return dispatch
+
 NOISY_STEP = 1e-2  # whitened auto step below which noise dominates
+# scale parameters (prior_scale, noise_std): 1 / scale^2 and its products with the data stay
+# finite, normal floats
+SCALE_MIN, SCALE_MAX = 1e-150, 1e150
+STEP_BIAS_MAX = 0.1  # predicted relative variance error of a user step that warns
 
 
 def _store_params(estimator, arguments):
@@ -38,9 +72,9 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {
-        "prior_scale": [Interval(Real, 0, None, closed="neither")],
+        "prior_scale": [Interval(Real, SCALE_MIN, SCALE_MAX, closed="both")],
         "fit_intercept": ["boolean"],
-        "sampler": [StrOptions(set(SAMPLERS)), BaseSampler],
+        "sampler": [StrOptions(set(SAMPLERS) | {"auto"}), BaseSampler],
         "subsampling": [StrOptions(set(SUBSAMPLING)), BaseStrategy],
         "batch_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "step_size": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
@@ -49,15 +83,26 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
         "n_draws": [Interval(Integral, 1, None, closed="left")],
         "thin": [Interval(Integral, 1, None, closed="left")],
         "n_chains": [Interval(Integral, 1, None, closed="left")],
-        "n_jobs": [Integral, None],
+        "n_jobs": [Interval(Integral, None, -1, closed="right"),
+                   Interval(Integral, 1, None, closed="left"), None],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
         "init": [StrOptions(set(STARTS))],
+        "max_doublings": [Interval(Integral, 0, None, closed="left")],
     }
+    _auto_sampler = "sghmc"  # what sampler="auto" runs when the gradient is not exact
     _init_dispersion = 1.0
     _sparse = "csr"  # sparse X accepted (converted to CSR once); False for the MLP
     _convergence_hint = ""
     _is_classifier = False
+
+    def __init_subclass__(cls, **kwargs):
+        """Predict methods take dask input too (:func:`_dask_dispatch`)."""
+        super().__init_subclass__(**kwargs)
+        for name in _DASK_METHODS:
+            method = getattr(cls, name, None)
+            if method is not None and not getattr(method, "_dask_dispatch", False):
+                setattr(cls, name, _dask_dispatch(method))
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -81,14 +126,20 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
         self : object
             The fitted estimator.
         """
-        X, y = validate_data(self, X, y, accept_sparse=self._sparse, dtype=[np.float64, np.float32],
-                             y_numeric=not self._is_classifier)
-        y_enc, n_outputs = self._encode_targets(y)
-        weight = self._row_weights(X, y, sample_weight)
-        if weight is not None and np.any(weight == 0):  # rows that contribute nothing
-            keep = weight > 0
-            X, y_enc, weight = X[keep], y_enc[keep], weight[keep]
-        sampler, strategy = resolve(self.sampler, SAMPLERS), resolve(self.subsampling, SUBSAMPLING)
+        backend = _dask_backend(X)
+        if backend is not None:  # dask input: validated lazily, the rows stay on the cluster
+            (X, y_enc, n_outputs), weight = backend.fit_data(self, X, y, sample_weight), None
+        else:
+            X, y = validate_data(self, X, y, accept_sparse=self._sparse,
+                                 dtype=[np.float64, np.float32], y_numeric=not self._is_classifier)
+            y_enc, n_outputs = self._encode_targets(y)
+            weight = self._row_weights(X, y, sample_weight)
+            if weight is not None and np.any(weight == 0):  # rows that contribute nothing
+                keep = weight > 0
+                X, y_enc, weight = X[keep], y_enc[keep], weight[keep]
+        auto_sampler = self.sampler == "auto"
+        sampler = resolve(self._auto_sampler if auto_sampler else self.sampler, SAMPLERS)
+        strategy = resolve(self.subsampling, SUBSAMPLING)
         sampler.validate()
         strategy.validate()
         strategy.check_data(X)
@@ -96,24 +147,35 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
         streams = make_streams(self.random_state, self.n_chains)
         model = self._make_model(X.shape[1], n_outputs)
         prior = self._make_prior(model, y_enc)
+        if backend is None:
+            posterior = Posterior(model, prior, X, y_enc, weight)
+        else:
+            posterior, strategy = (backend.DaskPosterior(model, prior, X, y_enc),
+                                   backend.dask_strategy(strategy))
         t0 = time.perf_counter()
-        prep = prepare(Posterior(model, prior, X, y_enc, weight), sampler, strategy,
+        prep = prepare(posterior, sampler, strategy,
                        batch_size=self.batch_size, step_size=self.step_size,
                        preconditioner=self.preconditioner, n_chains=self.n_chains,
-                       streams=streams, dispersion=self._init_dispersion, init=self.init)
+                       streams=streams, dispersion=self._init_dispersion, init=self.init,
+                       exact_switch=auto_sampler)
         t1 = time.perf_counter()
+        self._warn_step_bias(prep.tuning)
         progress = make_progress(self.verbose)
         if progress is not None:
             progress.preprocessed(prep.info, t1 - t0, prep.tuning.step_size, self.n_chains)
-        draws, evals, steps, info, seconds = sample_with_retries(
-            sampler, prep, streams,
+        result = sample_with_retries(
+            prep.sampler, prep, streams,
             auto=self.step_size == "auto", n_warmup=self.n_warmup, n_draws=self.n_draws,
             thin=self.thin, n_jobs=self.n_jobs, progress=progress)
+        (draws, evals, steps, info, seconds), verdict = extend_until_converged(
+            prep.sampler, prep, streams, result, self._judge(posterior),
+            max_doublings=self.max_doublings, n_draws=self.n_draws, thin=self.thin,
+            n_jobs=self.n_jobs, progress=progress)
         self.model_, self.prior_, self.draws_ = model, prior, draws
         self.mode_, self.preprocessing_ = prep.laplace.mode, prep.info
         for message in prep.estimator.warnings:
-            warnings.warn(message, ApproximationWarning, stacklevel=3)
-        self._set_diagnostics(prep, evals, steps, info, t1 - t0, seconds)
+            warn_user(message, ApproximationWarning)
+        self._set_diagnostics(prep, evals, steps, info, t1 - t0, seconds, verdict)
         self._store_summaries()
         if progress is not None:
             progress.finished(self.diagnostics_)
@@ -132,15 +194,24 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
     def _make_prior(self, model, y):
         return GaussianPrior(model.prior_precision(self.prior_scale, self._intercept_scale(y)))
 
-    def _set_diagnostics(self, prep, evals, steps, info, pre_seconds, seconds):
+    def _judge(self, posterior):
+        """``draws -> Assessment``: the verdict of ``fit`` (parameters; the MLP overrides)."""
+        return partial(assess, hint=self._convergence_hint)
+
+    def _set_diagnostics(self, prep, evals, steps, info, pre_seconds, seconds, verdict):
         pre_evals = prep.info["preprocessing_grad_evals"]
-        n_steps = self.n_warmup + self.n_draws * self.thin
         n_data = prep.estimator.n_data
-        verdict = assess(self.draws_, hint=self._convergence_hint)
+        raw = verdict if verdict.rhat.shape == self.draws_.shape[-1:] else assess(self.draws_)
+        n_steps = self.n_warmup + info["sampling_steps"]
         d = {
-            "ess": verdict.ess_bulk, "ess_tail": verdict.ess_tail, "rhat": verdict.rhat,
+            "ess": raw.ess_bulk, "ess_tail": raw.ess_tail, "rhat": raw.rhat,
+            "converged": verdict.converged,
+            "convergence_problems": verdict.problems,
+            "sampler": prep.sampler.name,
             "step_size": float(np.mean(steps)),
             "step_size_per_chain": steps,
+            "auto_step_size": prep.tuning.auto_step_size,
+            "variance_error": prep.tuning.variance_error,
             "n_grad_evals": int(evals + pre_evals),
             "sampling_grad_evals": int(evals),
             "preprocessing_grad_evals": int(pre_evals),
@@ -153,10 +224,31 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
             "curvature": prep.info["curvature"],
             **info,
         }
+        if raw is not verdict:
+            d.update(predictive_rhat=verdict.rhat, predictive_ess=verdict.ess_bulk,
+                     predictive_ess_tail=verdict.ess_tail)
         self.diagnostics_ = d
         if verdict.problems:
-            warnings.warn("The chains may not have converged: " + " ".join(verdict.problems)
-                          + self._noise_hint(), ConvergenceWarning, stacklevel=4)
+            budget = (f" (sampling ran {info['sampling_steps']} steps per chain after "
+                      f"{info['n_doublings']} doublings, the budget max_doublings="
+                      f"{self.max_doublings})" if info["n_doublings"] else "")
+            warnings.warn("The chains have not converged" + budget + ": "
+                          + " ".join(verdict.problems) + self._noise_hint(),
+                          ConvergenceWarning, stacklevel=user_stacklevel())
+
+    def _warn_step_bias(self, tuning):
+        """Warn when a user-set step is predicted to bias the posterior variance by over 10%."""
+        err = tuning.variance_error
+        if self.step_size == "auto" or err <= STEP_BIAS_MAX:
+            return
+        effect = ("makes the sampler unstable" if not np.isfinite(err) else
+                  f"is predicted to put the posterior variance {100 * err:.0f}% off")
+        warnings.warn(
+            f"step_size={self.step_size:g} {effect} (closed-form stationary variance of the "
+            f"sampler on the Laplace approximation, with the measured gradient noise); "
+            f"posterior sds will be wrong. Use step_size='auto' (here "
+            f"{tuning.auto_step_size:.3g}) or a step at most that large.",
+            ApproximationWarning, stacklevel=user_stacklevel())
 
     def _noise_hint(self):
         """Advice when minibatch noise forced a tiny automatic step."""

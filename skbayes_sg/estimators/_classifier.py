@@ -8,15 +8,13 @@ from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils import row_chunks
+from ..models._finite import overflow_free_limit, shrink_rows
 
 __all__ = ["_ClassifierMixin"]
 
-_CHUNK_ELEMENTS = 2_000_000  # draws x rows x classes per predict chunk
-
 
 class _ClassifierMixin:
-    """``classes_``, encoding, ``predict_proba`` averaged over all draws."""
+    """``classes_``, encoding, ``predict_proba`` averaged over ``n_predict_draws`` draws."""
 
     _is_classifier = True
     _classifier_constraints = {
@@ -51,25 +49,25 @@ class _ClassifierMixin:
     def predict_proba(self, X):
         """Posterior-predictive class probabilities: the mean over ``n_predict_draws`` draws.
 
-        Rows are processed in chunks, so the extra memory does not grow with ``n_samples``.
+        Rows go through in cache-sized chunks (the extra memory does not grow with
+        ``n_samples``); float32 ``X`` is computed in float32 (rounding ~1e-7, far below the
+        Monte-Carlo error of the average, see ``n_predict_draws``).  Finite, and rows sum to
+        one, for any finite input.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
 
         Returns
         -------
         proba : ndarray of shape (n_samples, n_classes)
-            Deterministic: the draws are evenly spaced over the stored ones.
+            float64.  Deterministic: the draws are evenly spaced over the stored ones.
         """
         check_is_fitted(self)
         X = self._validate_X_predict(X)
         draws = self._prediction_draws(self.n_predict_draws)
-        out = np.empty((X.shape[0], len(self.classes_)))
-        width = draws.shape[0] * len(self.classes_)
-        for sl in row_chunks(X.shape[0], width, rows=X.shape[0], elements=_CHUNK_ELEMENTS):
-            out[sl] = self.model_.predict_mean(draws, X[sl])
-        return out
+        X = shrink_rows(X, overflow_free_limit(self.model_, draws, X.dtype))  # x ~ 1e308
+        return self.model_.predict_mean(draws, X)
 
     def predict_log_proba(self, X):
         """Log of :meth:`predict_proba` (floored at the smallest positive float)."""

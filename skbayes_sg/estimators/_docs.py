@@ -1,12 +1,17 @@
 """Docstring sections shared by the three estimators (numpydoc)."""
 
 COMMON_PARAMETERS = """\
-    sampler : {"sgld", "psgld", "sghmc", "sgnht", "hmc"} or sampler object, \
+    sampler : {"auto", "sgld", "psgld", "sghmc", "sgnht", "hmc"} or sampler object, \
 default=see signature
         Dynamics, a string shortcut or an object from
         :mod:`skbayes_sg.samplers` (e.g. ``SGHMC(friction=0.5)``).  ``"hmc"``
         (full gradient, Metropolis-corrected, dual-averaging warm-up) needs
-        ``subsampling="full"`` (or ``"compressed"``).
+        ``subsampling="full"`` (or ``"compressed"``).  ``"auto"`` (the GLM default) runs
+        ``"sghmc"``, except when the minibatch reaches every row (small data, or a noisy problem
+        whose automatic batch grows to ``N``): the gradient is then exact and ``"hmc"`` with
+        ``subsampling="full"`` runs instead, whose Metropolis test removes the discretisation
+        error and the rare tail excursions of a full-batch diffusion.  The sampler that ran is
+        ``diagnostics_["sampler"]``.
     subsampling : str or strategy object, default=see signature
         Gradient estimator, a string shortcut or an object from
         :mod:`skbayes_sg.subsampling` (e.g. ``ControlVariates()``).  The GLM
@@ -32,7 +37,8 @@ default=see signature
     preconditioner : {"auto", "laplace", "diagonal"} or None, default="auto"
         Constant preconditioner / inverse mass matrix from the Laplace approximation at the mode:
         ``"laplace"`` dense, ``"diagonal"`` inverse diagonal curvature, ``"auto"`` dense for GLMs
-        up to 500 parameters and diagonal otherwise, ``None`` off.
+        up to 500 parameters and diagonal otherwise, ``None`` off.  The MLP has no exact Hessian:
+        it takes ``"auto"`` (diagonal Gauss-Newton) or ``"diagonal"`` and refuses ``"laplace"``.
     n_warmup : int, default=see signature
         Steps per chain discarded as warm-up.
     n_draws : int, default=see signature
@@ -56,6 +62,16 @@ default=see signature
         chain ids, steps done, rate (steps/s), elapsed time and ETA; one line at the end with the
         cost and the worst R-hat / ESS.  ``2``: a line per block of steps (up to 256) and the
         preprocessing details.
+    max_doublings : int, default=3
+        Budget of the run-until-converged rule.  After sampling, the draws are judged by the
+        standard of Vehtari et al. (2021): rank-normalised split R-hat <= 1.01 and bulk and tail
+        ESS >= 100 per chain (for the MLP, of the predictive log-probabilities of up to 100
+        training rows, see Notes).  While that fails, sampling continues from the last draws for
+        as many steps again, and the stored draws are thinned by two so ``n_draws`` per chain are
+        kept -- at most ``max_doublings`` times, i.e. up to ``2 ** max_doublings`` times the
+        requested sampling steps; then ``fit`` warns with the figures.  ``0`` disables it; runs
+        with ``n_draws < 200`` are never extended (their draws cannot show 100 effective draws
+        per chain).  ``diagnostics_["n_doublings"]`` tells how many ran.
     init : {"laplace", "mode", "zeros", "prior"}, default="laplace"
         Where the chains start.  ``"laplace"``: independent draws of the Laplace approximation
         around the mode (the MLP at a tenth of its spread), so warm-up is short.  ``"mode"``: all
@@ -70,12 +86,14 @@ CLASSIFIER_PARAMETERS = """\
         Weights of the classes, as in :class:`~sklearn.linear_model.LogisticRegression`: each
         row's log-likelihood is multiplied by its class's weight (times its ``sample_weight``);
         ``"balanced"`` uses ``n_samples / (n_classes * np.bincount(y))``.
-    n_predict_draws : int, default=200
+    n_predict_draws : int, default=100
         Posterior draws averaged by :meth:`predict_proba` (evenly spaced over all stored draws
-        of all chains, so predictions are deterministic).  The Monte-Carlo sd of a predicted
-        probability is its posterior sd over ``sqrt(n_predict_draws)``: 7% of it at 200, which
-        adds 0.25% to the total predictive variance, while prediction costs ``n_predict_draws``
-        times a point estimate's (``sample_posterior`` still gives every draw).
+        of all chains, so predictions are deterministic and the draws nearly independent).  The
+        Monte-Carlo sd of a predicted probability is its posterior sd over
+        ``sqrt(n_predict_draws)``: 10% of it at 100 -- the precision 100 effective draws give a
+        posterior mean, the standard ``fit`` holds the chains to -- which adds 1% to its
+        variance, while prediction costs ``n_predict_draws`` times a point estimate's
+        (``benchmarks/bench_predict.py`` measures both; ``sample_posterior`` gives every draw).
 """
 
 COMMON_ATTRIBUTES = """\

@@ -6,7 +6,7 @@ workers.  Both are plain functions so the estimator classes stay small.
 """
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
@@ -34,6 +34,7 @@ class Prepared:
     tuning: Tuning
     theta0: np.ndarray
     info: dict
+    sampler: object = None
 
 
 def resolve(value, registry):
@@ -71,8 +72,14 @@ STARTS = {
 
 
 def prepare(posterior, sampler, strategy, *, batch_size, step_size, preconditioner, n_chains,
-            streams, dispersion=1.0, init="laplace"):
+            streams, dispersion=1.0, init="laplace", exact_switch=False):
     """Mode, Laplace approximation, preconditioner, gradient estimator, tuning, start points.
+
+    With ``exact_switch`` (``sampler="auto"``), a minibatch that reaches all the rows means the
+    gradient is exact, and a diffusion without a Metropolis test would only add its
+    discretisation error (and, at large steps, tail excursions): the chains then run
+    Metropolis-corrected :class:`~skbayes_sg.samplers.HMC` on ``subsampling="full"``
+    (``Prepared.sampler`` is the sampler that runs).
 
     The chains start where ``init`` says (a key of :data:`STARTS`): Laplace
     draws around the mode scaled by ``dispersion`` (the default), the mode,
@@ -91,13 +98,20 @@ def prepare(posterior, sampler, strategy, *, batch_size, step_size, precondition
         precond = identity() if preconditioner is None else from_laplace(laplace)
         estimator, tuning = tune(sampler, strategy, posterior, laplace, precond,
                                  batch_size=batch_size, step_size=step_size, streams=streams)
+        if exact_switch and tuning.batch_size >= posterior.n_rows and not estimator.exact:
+            sampler = SAMPLERS["hmc"]()
+            spent = tuning.n_grad_evals + estimator.preprocessing_evals
+            estimator, tuning = tune(sampler, SUBSAMPLING["full"](), posterior, laplace, precond,
+                                     batch_size=batch_size, step_size=step_size, streams=streams)
+            tuning = replace(tuning, n_grad_evals=tuning.n_grad_evals + spent,
+                             batch_size=posterior.n_rows)
     theta0 = STARTS[init](posterior, laplace, streams.child("init"), n_chains, dispersion)
     evals = (mode.n_grad_evals + laplace_evals + tuning.n_grad_evals
              + estimator.preprocessing_evals)
     info = {"preprocessing_grad_evals": int(evals), "curvature": tuning.curvature,
             "gradient_noise": tuning.gradient_noise, "batch_size": tuning.batch_size,
-            **estimator.outputs}
-    return Prepared(posterior, laplace, precond, estimator, tuning, theta0, info)
+            "sampler": sampler.name, **estimator.outputs}
+    return Prepared(posterior, laplace, precond, estimator, tuning, theta0, info, sampler)
 
 
 _MAX_RETRIES, _RETRY_FACTOR = 3, 0.25
@@ -122,10 +136,19 @@ def sample_with_retries(sampler, prep, streams, *, auto, **kwargs):
             return draws, evals, steps, info, seconds
         except DivergenceError as err:
             if not auto or retry == _MAX_RETRIES or getattr(err, "phase", "") != "warmup":
+                err.args = (f"{err} {_step_origin(auto, retry)}",)
                 raise
             step *= _RETRY_FACTOR
             if kwargs.get("progress") is not None:
                 kwargs["progress"].write(f"{err} Retrying with step_size={step:.3g}.")
+
+
+def _step_origin(auto, retry):
+    """Where the diverging step came from, for the :class:`DivergenceError` message."""
+    if not auto:
+        return "The step was set by hand: step_size='auto' sizes it from the curvature."
+    return (f"The step was the automatic one (step_size='auto'), divided by 4 {retry} time(s) "
+            "after divergences in warm-up.")
 
 
 def _run_group(sampler, prep, ids, noise, index, step, n_warmup, n_draws, thin, progress):

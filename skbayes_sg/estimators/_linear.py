@@ -8,9 +8,10 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from ..models import GaussianLinearModel, GaussianPrior, NoisePrior, design
+from ..models._finite import ray_outputs
 from ..models._sparse import row_dot
-from ..utils import make_rng, row_chunks
-from ._base import _BaseSGMCMC, _store_params
+from ..utils import location_scale, make_rng, row_chunks, standardize
+from ._base import SCALE_MAX, SCALE_MIN, _BaseSGMCMC, _store_params
 from ._docs import COMMON_ATTRIBUTES, COMMON_PARAMETERS, REFERENCES, REPORT_NOTES
 
 __all__ = ["BayesianLinearRegression"]
@@ -99,15 +100,15 @@ class BayesianLinearRegression(RegressorMixin, _BaseSGMCMC):
 
     _parameter_constraints: dict = {
         **_BaseSGMCMC._parameter_constraints,
-        "noise_std": [Interval(Real, 0, None, closed="neither"), None],
+        "noise_std": [Interval(Real, SCALE_MIN, SCALE_MAX, closed="both"), None],
         "normalize_y": ["boolean"],
     }
 
     def __init__(self, *, prior_scale=1.0, noise_std=None, fit_intercept=True,
-                 sampler="sghmc", subsampling="preferential_cv", batch_size="auto",
+                 sampler="auto", subsampling="preferential_cv", batch_size="auto",
                  step_size="auto", preconditioner="auto", n_warmup=500, n_draws=1000,
                  thin=1, n_chains=4, n_jobs=None, random_state=None, verbose=0, init="laplace",
-                 normalize_y=True):
+                 max_doublings=3, normalize_y=True):
         _store_params(self, locals())
 
     def _make_model(self, n_features, n_outputs):
@@ -118,9 +119,15 @@ class BayesianLinearRegression(RegressorMixin, _BaseSGMCMC):
         y = np.asarray(y, dtype=float)
         self.y_mean_, self.y_scale_ = 0.0, 1.0
         if self.normalize_y:
-            self.y_mean_ = float(np.mean(y)) if self.fit_intercept else 0.0
-            self.y_scale_ = float(np.std(y)) or 1.0
-        return (y - self.y_mean_) / self.y_scale_, 1
+            self.y_mean_, self.y_scale_ = location_scale(y, center=self.fit_intercept)
+            return standardize(y, self.y_mean_, self.y_scale_), 1
+        with np.errstate(over="ignore"):
+            if not np.isfinite(np.dot(y, y)):
+                raise ValueError(
+                    f"y reaches {np.max(np.abs(y)):.3g}: its squared residuals overflow float64 "
+                    "with normalize_y=False. Use normalize_y=True (y is then standardized "
+                    "without overflow) or rescale y.")
+        return y, 1
 
     def _to_user(self, named):
         """Undo ``normalize_y``: coefficients, intercept and noise in ``y``'s units."""
@@ -175,7 +182,8 @@ class BayesianLinearRegression(RegressorMixin, _BaseSGMCMC):
         ``x1 m`` and the variance ``x1 C x1' + E[noise_std^2]`` (``x1 = [x, 1]``), computed in row
         chunks, so the cost is ``O(n d^2)`` and the extra memory does not grow with ``n``.  Above
         2,000 coefficients (wide or sparse X) the variance of ``x1 w`` over the draws replaces
-        ``x1 C x1'`` (the same number, without a ``d x d`` matrix).
+        ``x1 C x1'`` (the same number, without a ``d x d`` matrix).  A row whose prediction
+        passes float64's range (values near 1e308 in ``x``) gives ``+-inf``, never NaN.
         """
         check_is_fitted(self)
         X = self._validate_X_predict(X)
@@ -193,9 +201,16 @@ class BayesianLinearRegression(RegressorMixin, _BaseSGMCMC):
             elif return_std:
                 var[sl] = row_dot(X1, np.asarray(X1 @ C))
         mean = mean * self.y_scale_ + self.y_mean_
-        if not return_std:
-            return mean
-        return mean, np.sqrt(var * self.y_scale_**2 + self._noise_var(draws).mean())
+        noise = self._noise_var(draws).mean()
+        std = np.sqrt(var * self.y_scale_**2 + noise) if return_std else mean
+        bad = ~(np.isfinite(mean) & np.isfinite(std))
+        if bad.any():  # a product overflowed: the ray form, +-inf past float64's range, no NaN
+            s, Z = ray_outputs(lin, X[bad], self.fit_intercept)
+            with np.errstate(over="ignore", invalid="ignore"):
+                mean[bad] = s * (Z.mean(axis=0) * self.y_scale_) + self.y_mean_
+                if return_std:
+                    std[bad] = s * np.sqrt(Z.var(axis=0) * self.y_scale_**2 + noise / s / s)
+        return (mean, std) if return_std else mean
 
     def sample_y(self, X, n_samples=1, random_state=None):
         """Draws from the posterior predictive at ``X``.
@@ -220,5 +235,11 @@ class BayesianLinearRegression(RegressorMixin, _BaseSGMCMC):
         pick = pooled[rng.choice(pooled.shape[0], size=n_samples,
                                  replace=n_samples > pooled.shape[0])]
         means = self.model_.predict_output(pick, X) * self.y_scale_ + self.y_mean_
+        bad = ~np.isfinite(means).all(axis=0)
+        if bad.any():  # as in predict: the ray form where the product overflowed
+            lin = pick[:, :self.model_.n_features + self.fit_intercept]
+            s, Z = ray_outputs(lin, X[bad], self.fit_intercept)
+            with np.errstate(over="ignore", invalid="ignore"):
+                means[:, bad] = s * (Z * self.y_scale_) + self.y_mean_
         noise = rng.standard_normal(means.shape) * np.sqrt(self._noise_var(pick))[:, None]
         return (means + noise).T

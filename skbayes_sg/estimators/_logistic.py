@@ -5,6 +5,7 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ..models import LogisticModel
+from ..models._finite import ray_outputs
 from ._base import _BaseSGMCMC, _store_params
 from ._classifier import _ClassifierMixin
 from ._docs import CLASSIFIER_PARAMETERS, COMMON_ATTRIBUTES, COMMON_PARAMETERS, REFERENCES, REPORT_NOTES
@@ -17,7 +18,7 @@ class BayesianLogisticRegression(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC)
 
     Binary (sigmoid) or multiclass (softmax over ``K`` weight rows) logistic regression with a
     Gaussian prior; ``fit`` finds the mode by L-BFGS, builds the Laplace preconditioner, and draws
-    posterior samples.  Predictions average over all draws.
+    posterior samples.  Predictions average over ``n_predict_draws`` of them.
 
     Parameters
     ----------
@@ -53,6 +54,15 @@ class BayesianLogisticRegression(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC)
     variates, for one extra data pass; see ``benchmarks/results/exact_posterior.md``), and the
     preconditioner makes every direction equally easy.
 
+    Multiclass: the softmax has ``K`` weight rows, but adding one vector to every row (and one
+    number to every intercept) leaves the likelihood unchanged, so only the prior identifies
+    the rows' common part -- its posterior is as wide as the prior.  The identified quantities
+    are the class-centred coefficients ``coef[k] - mean_k coef[k]`` (and centred intercepts):
+    ``summary()`` reports them as the groups ``coef_centred`` and ``intercept_centred``, and
+    those are what to read; the raw ``coef`` rows' spread includes the unidentified part.
+    The default dense Laplace preconditioner (up to 1,000 parameters, :mod:`._laplace`) takes
+    the prior-only direction into account, so it mixes as fast as the others.
+
 {REPORT_NOTES}
 {REFERENCES}
     Examples
@@ -75,11 +85,11 @@ class BayesianLogisticRegression(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC)
     BayesianLogisticRegression: 4 chains x 1000 draws, 31 parameters; ...
     """
 
-    def __init__(self, *, prior_scale=1.0, fit_intercept=True, sampler="sghmc",
+    def __init__(self, *, prior_scale=1.0, fit_intercept=True, sampler="auto",
                  subsampling="preferential_cv", batch_size="auto", step_size="auto",
                  preconditioner="auto", n_warmup=500, n_draws=1000, thin=1, n_chains=4,
                  n_jobs=None, random_state=None, verbose=0, init="laplace",
-                 class_weight=None, n_predict_draws=200):
+                 max_doublings=3, class_weight=None, n_predict_draws=100):
         _store_params(self, locals())
 
     _parameter_constraints: dict = {**_BaseSGMCMC._parameter_constraints,
@@ -92,6 +102,15 @@ class BayesianLogisticRegression(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC)
         if len(self.classes_) == 2:
             return np.where(codes == 1, 1.0, -1.0)
         return codes
+
+    def _groups(self):
+        """Raw groups, plus the identified class-centred ones for multiclass (see Notes)."""
+        out = super()._groups()
+        if self.model_.n_classes > 2:
+            for name in ("coef", "intercept"):
+                values = out[name][0]
+                out[f"{name}_centred"] = (values - values.mean(axis=2, keepdims=True), None)
+        return out
 
     def _store_summaries(self):
         mean = self._posterior_mean()
@@ -114,5 +133,11 @@ class BayesianLogisticRegression(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC)
         """
         check_is_fitted(self)
         X = self._validate_X_predict(X)
-        scores = X @ self.coef_.T + self.intercept_
+        scores = np.asarray(X @ self.coef_.T + self.intercept_)
+        bad = ~np.isfinite(scores).all(axis=1)
+        if bad.any():  # inf - inf inside the product (values near 1e308): the exact ray form
+            lin = np.column_stack([self.coef_, self.intercept_])
+            s, Z = ray_outputs(lin, X[bad], fit_intercept=True)
+            with np.errstate(over="ignore"):
+                scores[bad] = (s * Z).T
         return scores[:, 0] if scores.shape[1] == 1 else scores

@@ -2,9 +2,12 @@
 
 from numbers import Integral
 
+import numpy as np
+
 from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import StrOptions
 
+from ..diagnostics import assess
 from ..models import MLPModel
 from ._base import _BaseSGMCMC, _store_params
 from ._classifier import _ClassifierMixin
@@ -83,34 +86,52 @@ class BayesianMLPClassifier(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC):
         **_BaseSGMCMC._parameter_constraints, **_ClassifierMixin._classifier_constraints,
         "hidden_layer_sizes": [tuple, list, Integral],
         "activation": [StrOptions({"relu", "tanh", "logistic"})],
+        # no exact Hessian, so no dense Laplace preconditioner: "auto" is "diagonal" (Fisher)
+        "preconditioner": [StrOptions({"auto", "diagonal"}), None],
     }
     _init_dispersion = 0.1
     _sparse = False
 
     def _noise_hint(self):
-        # with the default sgnht the thermostat absorbs minibatch noise and weight
-        # symmetries, not noise, drive the R-hat (see _convergence_hint)
+        # with the default sgnht the thermostat absorbs minibatch noise
         if self.sampler == "sgnht":
             return ""
         return super()._noise_hint()
 
-    _convergence_hint = (
-        " Network weights are weakly identified (permutation symmetries, several"
-        " modes): chains that drift apart are expected; predictions average over"
-        " all of them.")
+    _judged_rows = 100  # training rows whose predictive log-probabilities judge convergence
+
+    def _judge(self, posterior):
+        """The verdict in function space: log p(y_i | x_i, theta) of up to 100 training rows.
+
+        Raw weights are not identified (hidden units permute, signs flip), so their R-hat says
+        nothing about the predictions; the predictive log-probabilities of a fixed, evenly spaced
+        subset of the training rows are identified and decide the warning (``diagnostics_``
+        keeps the raw-weight ``rhat`` / ``ess`` too).
+        """
+        n = posterior.n_rows
+        rows = np.unique(np.linspace(0, n - 1, min(n, self._judged_rows)).round().astype(np.intp))
+        X, y = posterior.rows(rows)
+        model = posterior.model
+
+        def judge(draws):
+            C, D, p = draws.shape
+            loglik = -model.nll(draws.reshape(C * D, p), X, y).reshape(C, D, rows.size)
+            return assess(loglik, noun="training-row predictive log-probabilities")
+
+        return judge
 
     def __init__(self, *, hidden_layer_sizes=(100,), activation="relu", prior_scale=1.0,
                  fit_intercept=True, sampler="sgnht", subsampling="uniform", batch_size=100,
                  step_size="auto", preconditioner="auto", n_warmup=1000, n_draws=100, thin=10,
                  n_chains=2, n_jobs=None, random_state=None, verbose=0, init="laplace",
-                 class_weight=None, n_predict_draws=200):
+                 max_doublings=3, class_weight=None, n_predict_draws=100):
         _store_params(self, locals())
 
     def _hidden(self):
         sizes = self.hidden_layer_sizes
         sizes = (sizes,) if isinstance(sizes, Integral) else tuple(sizes)
-        if any(int(s) < 1 for s in sizes):
-            raise ValueError(f"hidden_layer_sizes must be positive integers, got {sizes}.")
+        if any(isinstance(s, bool) or not isinstance(s, Integral) or s < 1 for s in sizes):
+            raise ValueError(f"hidden_layer_sizes must be positive integers, got {sizes!r}.")
         return tuple(int(s) for s in sizes)
 
     def _make_model(self, n_features, n_classes):

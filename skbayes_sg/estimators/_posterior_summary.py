@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ..diagnostics import ESS_MIN, RHAT_MAX, convergence_problems, format_table
+from ..diagnostics import ESS_PER_CHAIN, RHAT_MAX, format_table
 from ._progress import format_seconds
 
 __all__ = ["PosteriorSummary", "convergence_warnings"]
@@ -10,26 +10,22 @@ __all__ = ["PosteriorSummary", "convergence_warnings"]
 _WORST = 5  # rows printed for a group larger than max_rows
 
 
-def convergence_warnings(columns, diagnostics, hint=""):
-    """Plain-language warnings from pooled summary columns and ``diagnostics_``.
+def convergence_warnings(diagnostics):
+    """Plain-language warnings of a fit, from its ``diagnostics_``.
 
     Parameters
     ----------
-    columns : dict of str to ndarray
-        ``"rhat"``, ``"ess_bulk"``, ``"ess_tail"`` over all parameters.
     diagnostics : dict
         The estimator's ``diagnostics_``.
-    hint : str, optional
-        Appended to the R-hat warning (e.g. the MLP's identifiability note).
 
     Returns
     -------
     warnings : list of str
-        The problems of :func:`skbayes_sg.diagnostics.convergence_problems` (the same judgement
-        ``fit`` makes), step-size retries and HMC divergences; empty when none were found.
+        The convergence problems ``fit`` found (``diagnostics["convergence_problems"]``: the one
+        judgement of :func:`skbayes_sg.diagnostics.assess`, in function space for the MLP),
+        step-size retries and HMC divergences; empty when none were found.
     """
-    out = list(convergence_problems(columns["rhat"], columns["ess_bulk"], columns["ess_tail"],
-                                    hint))
+    out = list(diagnostics.get("convergence_problems", ()))
     retries = int(diagnostics.get("step_size_retries", 0))
     if retries:
         out.append(f"the automatic step size diverged in warm-up and was divided by 4 "
@@ -37,7 +33,8 @@ def convergence_warnings(columns, diagnostics, hint=""):
     divergent = int(np.sum(diagnostics.get("n_divergent", 0)))
     if divergent:
         out.append(f"{divergent} divergent HMC transitions: the posterior has regions "
-                   "the step size cannot follow; try a smaller step_size.")
+                   "the step size cannot follow; raise target_accept (e.g. "
+                   "sampler=HMC(target_accept=0.95)) for a smaller adapted step.")
     return out
 
 
@@ -116,7 +113,7 @@ class PosteriorSummary:
             parts += [f"  * {w}" for w in self.warnings]
         else:
             parts.append(f"no warnings: every R-hat <= {RHAT_MAX} and every bulk and "
-                         f"tail ESS >= {ESS_MIN}.")
+                         f"tail ESS >= {ESS_PER_CHAIN} per chain.")
         return "\n".join(parts)
 
     def __repr__(self):

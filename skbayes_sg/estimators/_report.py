@@ -84,11 +84,9 @@ class _ReportMixin:
         check_is_fitted(self)
         groups = {name: self._summarize_group(values, flat, quantiles)
                   for name, (values, flat) in self._groups().items()}
-        pooled = {k: np.concatenate([np.ravel(g[k]) for g in groups.values()])
-                  for k in ("rhat", "ess_bulk", "ess_tail")}
         C, D, p = self.draws_.shape
         d = self.diagnostics_
-        warnings = convergence_warnings(pooled, d, self._convergence_hint)
+        warnings = convergence_warnings(d)
         cost = {"seconds": d["preprocessing_seconds"] + d["sampling_seconds"],
                 **{k: d[k] for k in ("preprocessing_seconds", "sampling_seconds",
                                      "n_grad_evals", "data_passes")}}

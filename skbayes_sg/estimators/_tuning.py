@@ -24,7 +24,8 @@ import numpy as np
 
 from ..preprocessing import gradient_noise, power_curvature, whitened_curvature
 
-__all__ = ["AUTO_BATCH", "AUTO_BATCH_MAX", "Tuning", "auto_batch_size", "auto_step_size", "tune"]
+__all__ = ["AUTO_BATCH", "AUTO_BATCH_MAX", "Tuning", "auto_batch_size", "auto_step_size", "tune",
+           "variance_error"]
 
 # Gradient-noise pilot: the CV noise grows like ||theta - mode||^2, so its mean over
 # the Laplace draws needs many positions (4 gave a 6x spread of the auto step).
@@ -43,6 +44,23 @@ class Tuning:
     curvature: float
     curvature_min: float
     n_grad_evals: int
+    variance_error: float = 0.0
+    auto_step_size: float = None
+
+
+def variance_error(sampler, h, lam_max, nu, *, lam_min=None, n_data=1):
+    """Predicted relative error of the stationary variance at the step ``h`` (sampler's units).
+
+    ``max |lam v(h) - 1|`` over the whitened curvatures ``lam_max`` and ``lam_min``, with ``v``
+    the sampler's closed-form stationary variance (:mod:`skbayes_sg.samplers`) and ``nu`` the
+    measured gradient noise; ``inf`` where the scheme is unstable.  0 for samplers without one
+    (HMC's Metropolis step removes the bias).
+    """
+    if sampler.adapts_step_size:
+        return 0.0
+    whitened = h / sampler.step_scale(lam_max, nu, n_data)
+    lams = {lam_max, lam_max if lam_min is None else lam_min}
+    return max(abs(lam * sampler.stationary_variance(whitened, lam, nu) - 1.0) for lam in lams)
 
 
 def auto_step_size(sampler, lam_max, nu, *, lam_min=None, n_data=1, tol=0.05, max_step=0.5):
@@ -96,7 +114,8 @@ def tune(sampler, strategy, posterior, laplace, precond, *, batch_size, step_siz
 
     The estimator is built at ``batch_size`` (``AUTO_BATCH`` for ``"auto"``, at most ``N``); with
     ``batch_size="auto"`` (and the automatic step of an SG sampler) it is rebuilt once at the
-    batch :func:`auto_batch_size` picks, the cost of both builds and pilots counted.
+    batch :func:`auto_batch_size` picks -- all the rows when that batch is at least half of them
+    (the gradient is then exact for twice the cost) -- the cost of both builds and pilots counted.
 
     Returns
     -------
@@ -119,16 +138,18 @@ def tune(sampler, strategy, posterior, laplace, precond, *, batch_size, step_siz
             estimator.exact or sampler.adapts_step_size):
         cap = min(AUTO_BATCH_MAX, posterior.n_rows, strategy.max_batch_size(posterior.n_rows))
         b_auto = auto_batch_size(sampler, lam_max, nu, b, max(b, cap), lam_min=lam_min)
+        if b_auto > b and 2 * b_auto >= posterior.n_rows:  # within 2x of every row: take them all
+            b_auto = min(posterior.n_rows, strategy.max_batch_size(posterior.n_rows))
         if b_auto != b:
             evals += estimator.preprocessing_evals
             estimator = strategy.build(posterior, laplace, batch_size=b_auto,
                                        rng=streams.child("strategy"))
             (nu, more), b = noise(estimator), b_auto
             evals += more
-    if step_size != "auto":
-        h = float(step_size)
-    elif sampler.adapts_step_size:
-        h = sampler.initial_step_size(lam_max)
+    if sampler.adapts_step_size:
+        auto = sampler.initial_step_size(lam_max)
     else:
-        h = auto_step_size(sampler, lam_max, nu, lam_min=lam_min, n_data=estimator.n_data)
-    return estimator, Tuning(h, int(b), nu, lam_max, lam_min, int(evals))
+        auto = auto_step_size(sampler, lam_max, nu, lam_min=lam_min, n_data=estimator.n_data)
+    h = auto if step_size == "auto" else float(step_size)
+    error = variance_error(sampler, h, lam_max, nu, lam_min=lam_min, n_data=estimator.n_data)
+    return estimator, Tuning(h, int(b), nu, lam_max, lam_min, int(evals), error, auto)

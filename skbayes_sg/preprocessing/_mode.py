@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 from scipy.optimize import minimize
 
-from ..utils import ConvergenceWarning
+from ..utils import ConvergenceWarning, user_stacklevel
 from ._laplace import DENSE_MAX_PARAMS, diagonal_curvature, uses_dense
 from ._newton import ModeResult, newton_mode
 
@@ -85,7 +85,7 @@ def lbfgs_mode(posterior, *, max_iter=500):
         warnings.warn(
             f"Mode finding (L-BFGS) did not converge in {max_iter} iterations: "
             f"{res.message}. Standardize X or increase prior regularisation.",
-            ConvergenceWarning,
+            ConvergenceWarning, stacklevel=user_stacklevel(),
         )
     return s * res.x, (int(res.nfev) + scaled) * posterior.n_rows
 

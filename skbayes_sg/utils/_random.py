@@ -15,7 +15,9 @@ a consumer changes no other draw:
   indices.  Chains never share a stream, so chain ``c`` gets identical draws whether it runs alone,
   with others, or in another process (``n_jobs``);
 * ``streams.retry(k)`` -- fresh chain streams for the ``k``-th restart after a
-  divergence in warm-up.
+  divergence in warm-up;
+* ``streams.extension(k)`` -- chain streams of the ``k``-th extension of the sampling phase
+  (run-until-converged, :mod:`skbayes_sg.estimators._extend`).
 """
 
 import zlib
@@ -62,6 +64,10 @@ class Streams:
     def retry(self, k):
         """``(noise, index)`` chain streams for restart ``k >= 1``."""
         return self._chains(f"retry{int(k)}")
+
+    def extension(self, k):
+        """``(noise, index)`` chain streams for extension ``k >= 1`` of the sampling phase."""
+        return self._chains(f"extension{int(k)}")
 
 
 def make_streams(random_state, n_chains: int) -> Streams:

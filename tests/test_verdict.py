@@ -1,0 +1,145 @@
+"""Issue 14: the verdict of ``fit`` -- one standard, run until converged, no silent failure."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+
+from skbayes_sg import BayesianLinearRegression, BayesianLogisticRegression
+from skbayes_sg.models import GaussianLinearModel, GaussianPrior, LogisticModel, Posterior
+from skbayes_sg.preprocessing import find_mode, laplace_at
+from skbayes_sg.preprocessing._laplace import full_hessian, laplace_kind
+from skbayes_sg.utils import ApproximationWarning, ConvergenceWarning, DivergenceError
+
+
+def _fit(est, X, y):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est.fit(X, y)
+    return est, [w for w in caught if issubclass(w.category, (ApproximationWarning,
+                                                              ConvergenceWarning))]
+
+
+@pytest.fixture(scope="module")
+def small_logistic():
+    return make_classification(400, 5, random_state=0)
+
+
+@pytest.mark.parametrize("sampler, step", [("sgld", 5.0), ("psgld", 0.5), ("sghmc", 1.0)])
+def test_user_steps_predicted_to_bias_the_variance_warn(small_logistic, sampler, step):
+    # the issue's cases: all gave sds 1.4-90x too wide with "no warnings"
+    X, y = small_logistic
+    est = BayesianLogisticRegression(sampler=sampler, step_size=step, n_warmup=100, n_draws=100,
+                                     n_chains=2, random_state=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            est.fit(X, y)
+        except DivergenceError:  # loud too; the step warning came first
+            pass
+    messages = [str(w.message) for w in caught if f"step_size={step:g} " in str(w.message)]
+    assert messages and "step_size='auto'" in messages[0]
+    assert all(w.filename == __file__ for w in caught)  # the user's line
+
+
+def test_auto_step_does_not_warn_about_its_bias(small_logistic):
+    X, y = small_logistic
+    est, caught = _fit(BayesianLogisticRegression(sampler="sghmc", random_state=0), X, y)
+    assert est.diagnostics_["variance_error"] <= 0.05 + 1e-12
+    assert not [w for w in caught if "step_size=" in str(w.message)]
+    assert est.diagnostics_["converged"] and not caught
+
+
+@pytest.mark.parametrize("step", [0.3, 0.8])
+def test_predicted_variance_error_matches_the_gaussian_oracle(step):
+    # exact gradient on a Gaussian posterior: the closed form is exact, up to Monte-Carlo error
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 3))
+    y = X @ np.array([1.0, -0.5, 0.2]) + rng.normal(size=300)
+    reg = BayesianLinearRegression(noise_std=1.0, fit_intercept=False, normalize_y=False,
+                                   sampler="sgld", subsampling="full", step_size=step,
+                                   n_warmup=200, n_draws=4000, n_chains=4, max_doublings=0,
+                                   random_state=0)
+    reg, _ = _fit(reg, X, y)
+    cov = np.linalg.inv(X.T @ X + np.eye(3))
+    ratio = reg.sample_posterior()["coef"].var(axis=0) / np.diag(cov)
+    predicted = 1.0 + reg.diagnostics_["variance_error"]  # SGLD over-disperses
+    ess = reg.diagnostics_["ess"]
+    # the variance of a sample variance is ~2 var^2 / ESS
+    assert np.all(np.abs(ratio - predicted) < 5 * predicted * np.sqrt(2.0 / ess))
+
+
+def test_sampling_is_extended_until_the_standard_is_met():
+    # a slow sampler (tiny auto step from large minibatch noise) on a small problem: the first
+    # 200 draws per chain fail the standard, doublings fix it; memory stays at n_draws per chain
+    X, y = make_classification(2000, 4, random_state=1)
+    kw = dict(sampler="sgld", subsampling="uniform", batch_size=10, n_warmup=200, n_draws=200,
+              n_chains=2, random_state=0)
+    short, _ = _fit(BayesianLogisticRegression(max_doublings=0, **kw), X, y)
+    assert not short.diagnostics_["converged"]
+    long, _ = _fit(BayesianLogisticRegression(max_doublings=4, **kw), X, y)
+    d = long.diagnostics_
+    assert d["n_doublings"] >= 1 and long.draws_.shape == short.draws_.shape
+    assert d["sampling_steps"] == 200 * 2 ** d["n_doublings"]
+    assert np.nanmax(d["rhat"]) < np.nanmax(short.diagnostics_["rhat"])
+    again, _ = _fit(BayesianLogisticRegression(max_doublings=4, n_jobs=2, **kw), X, y)
+    np.testing.assert_allclose(again.draws_, long.draws_, rtol=1e-9)  # reproducible, n_jobs-free
+
+
+def test_summary_and_fit_give_one_verdict(small_logistic):
+    X, y = small_logistic
+    est, caught = _fit(BayesianLogisticRegression(sampler="sghmc", n_warmup=20, n_draws=30,
+                                                  n_chains=2, random_state=0), X, y)
+    problems = est.diagnostics_["convergence_problems"]
+    assert problems and not est.diagnostics_["converged"]
+    assert est.summary().warnings[:len(problems)] == list(problems)
+    assert any("ESS below 200" in str(w.message) for w in caught)  # 100 per chain
+
+
+def test_exact_gradient_runs_metropolis_hmc(small_logistic):
+    X, y = small_logistic
+    est, _ = _fit(BayesianLogisticRegression(random_state=0, n_draws=200), X[:90], y[:90])
+    assert est.diagnostics_["sampler"] == "hmc" and est.diagnostics_["batch_size"] == 90
+    assert np.all(est.diagnostics_["accept_rate"] > 0.5)
+
+
+def _laplace_problem(model, n, p, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p))
+    if model.is_regression:
+        y = X[:, :3].sum(1) + rng.normal(size=n)
+    else:
+        y = rng.integers(0, model.n_classes, size=n).astype(float)
+    prior = GaussianPrior(model.prior_precision(1.0, 1.0))
+    return Posterior(model, prior, X, y)
+
+
+def test_wide_laplace_is_the_exact_inverse_hessian():
+    # p >> N: low rank plus prior through the Woodbury identity, exact (not an approximation)
+    post = _laplace_problem(GaussianLinearModel(600, False, noise_std=0.5), 30, 600)
+    assert laplace_kind(post, "auto") == "wide"
+    mode = find_mode(post, np.random.default_rng(0)).theta
+    lap, _ = laplace_at(post, mode, "auto")
+    exact = np.linalg.inv(full_hessian(post, mode))
+    np.testing.assert_allclose(lap.variances, np.diag(exact), rtol=1e-6)
+    z = np.random.default_rng(0).standard_normal((3, 600))
+    np.testing.assert_allclose(lap.covariance.apply(z), z @ exact, rtol=1e-5, atol=1e-8)
+
+
+def test_multiclass_gets_a_dense_laplace_above_500_parameters():
+    # digits-sized softmax: 10 classes x 64 features + intercepts = 650 parameters
+    post = _laplace_problem(LogisticModel(64, 10), 1797, 64)
+    assert post.model.n_params == 650 and laplace_kind(post, "auto") == "dense"
+    big = _laplace_problem(LogisticModel(100, 100), 5000, 100)  # 10,100 parameters
+    assert laplace_kind(big, "auto") != "dense"
+
+
+def test_wide_linear_regression_matches_the_exact_posterior(check_exact, fit_exact_linear):
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(30, 600))
+    y = X @ (0.1 * rng.normal(size=600)) + 0.5 * rng.normal(size=30)
+    prec = X.T @ X / 0.25 + np.eye(600)
+    cov = np.linalg.inv(prec)
+    reg = fit_exact_linear(X, y, 0.5, n_warmup=200, n_draws=1000, n_chains=2)
+    check_exact(reg, cov @ X.T @ y / 0.25, cov)
