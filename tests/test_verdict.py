@@ -143,3 +143,31 @@ def test_wide_linear_regression_matches_the_exact_posterior(check_exact, fit_exa
     cov = np.linalg.inv(prec)
     reg = fit_exact_linear(X, y, 0.5, n_warmup=200, n_draws=1000, n_chains=2)
     check_exact(reg, cov @ X.T @ y / 0.25, cov)
+
+
+def test_kronecker_laplace_is_a_consistent_factor_close_to_the_exact_one():
+    from scipy.special import softmax
+
+    from skbayes_sg.preprocessing._kronecker import kronecker_covariance
+
+    rng = np.random.default_rng(0)
+    K, d, n = 4, 5, 3000
+    X = rng.normal(size=(n, d))
+    P = softmax(X @ rng.normal(size=(K, d)).T, axis=1)
+    y = (P.cumsum(1) > rng.random((n, 1))).argmax(1).astype(float)
+    model = LogisticModel(d, K)
+    post = Posterior(model, GaussianPrior(model.prior_precision(1.0)), X, y)
+    mode = find_mode(post, rng).theta
+    cov, _ = kronecker_covariance(post, mode)
+    eye = np.eye(mode.size)
+    L = cov.factor_rows(eye).T  # columns L e_j
+    np.testing.assert_allclose(L @ L.T, cov.apply(eye), atol=1e-12)
+    np.testing.assert_allclose(np.diag(L @ L.T), cov.variances, rtol=1e-10)
+    np.testing.assert_allclose(cov.inverse_rows(cov.factor_rows(eye)), eye, atol=1e-10)
+    np.testing.assert_allclose(cov.factor_t_rows(eye), L, atol=1e-12)
+    exact = np.linalg.inv(full_hessian(post, mode))
+    np.testing.assert_allclose(cov.variances, np.diag(exact), rtol=0.05)  # K-FAC: approximate
+    # as a preconditioner: the whitened exact covariance is well conditioned
+    W = np.linalg.solve(L, np.linalg.solve(L, exact).T)
+    w = np.linalg.eigvalsh(0.5 * (W + W.T))
+    assert 0.3 < w.min() and w.max() < 10
