@@ -169,11 +169,15 @@ def test_lowrank_preconditioner_is_consistent():
 
 
 def test_laplace_on_many_parameters_is_lowrank():
-    _, sparse, _ = _twins("binary", d=600, n=200, density=0.02)
-    lap, evals = laplace_at(sparse, np.zeros(601), "laplace")
-    assert lap.kind == "lowrank" and lap.covariance.basis.shape == (601, 20)
-    assert laplace_at(sparse, np.zeros(601), "auto")[0].kind == "diagonal"
+    # above 1,000 parameters and not wide (p < 2 N): low rank plus diagonal ("laplace") or
+    # diagonal ("auto"); 601 parameters are cheap enough for a dense Laplace
+    _, sparse, _ = _twins("binary", d=1200, n=700, density=0.02)
+    lap, evals = laplace_at(sparse, np.zeros(1201), "laplace")
+    assert lap.kind == "lowrank" and lap.covariance.basis.shape == (1201, 20)
+    assert laplace_at(sparse, np.zeros(1201), "auto")[0].kind == "diagonal"
     assert evals > sparse.n_rows
+    _, small, _ = _twins("binary", d=600, n=200, density=0.02)
+    assert laplace_at(small, np.zeros(601), "auto")[0].kind == "dense"
 
 
 # ------------------------------------------------------------ strategies
