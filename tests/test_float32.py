@@ -45,7 +45,7 @@ def test_float32_minibatch_gradient_matches_float64(name, strategy, make_problem
         np.testing.assert_allclose(g32, g64, rtol=1e-4, atol=1e-5 * scale)
 
 
-@pytest.mark.parametrize("name", ["binary", "softmax", "mlp"])
+@pytest.mark.parametrize("name", MODELS)
 def test_models_compute_in_float32_only_when_both_are(name, make_problem):
     posterior, laplace, _ = make_problem(name, n=50)
     model, X = posterior.model, posterior.X

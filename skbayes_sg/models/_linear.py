@@ -4,7 +4,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._base import Likelihood, as_float64, design, linear_predictor, scalar_response_grad
+from ._base import (Likelihood, as_compute, as_float64, design, linear_predictor,
+                    scalar_response_grad)
 from ._fused import fused_predictor, scalar_glm_terms
 from ._sparse import draw_chunks, is_sparse, outer_rows, squared, weighted_gram
 
@@ -126,9 +127,10 @@ class GaussianLinearModel(Likelihood):
         With inferred noise the ``log sigma`` entry is left at zero.
         """
         if weight is not None:
-            r = r * weight
-        out = scalar_response_grad(r, as_float64(X), self.fit_intercept,
-                                   np.empty((r.shape[0], self.n_params)))
+            r = np.multiply(r, weight, dtype=r.dtype)
+        X = as_compute(X, r.dtype)  # float32 only on the sampler's float32 minibatches
+        out = scalar_response_grad(r, X, self.fit_intercept,
+                                   np.empty((r.shape[0], self.n_params), dtype=X.dtype))
         if self.noise_std is None:
             out[:, -1] = 0.0
         return out
@@ -137,8 +139,8 @@ class GaussianLinearModel(Likelihood):
         """``sum_i w_i grad f_i`` as ``(C, p)``, never forming ``(C, b, p)``."""
         if self.noise_std is not None:
             return self.grad_from_response(self.response(theta, X, y), X, weight)
-        iv = self._inv_var(theta)
-        e = y - self._z(theta, X)
+        iv, z = self._inv_var(theta), self._z(theta, X)
+        e = np.subtract(y, z, dtype=z.dtype)
         out = self.grad_from_response(-iv * e, X, weight)
         q = 1.0 - iv * e * e
         out[:, -1] = (q if weight is None else q * weight).sum(axis=-1)
