@@ -25,6 +25,9 @@ rows (time x rows / slice rows; memory: X itself plus the slice's extra per row)
 
     python benchmarks/bench_dask.py [--rows 100000000] [--chunk-rows 2000000] [--work-dir DIR]
         [--memory-limit 3GB] [--slice-rows N] [--json PATH] [--markdown PATH]
+
+``--quick``: 2 x 10^5 rows in chunks of 5 x 10^4 under ``<work-dir>_quick`` (the test suite's
+smoke run).
 """
 
 import json
@@ -195,7 +198,10 @@ def main():
                work_dir={"default": "/tmp/skbayes_sg_bench_dask"},
                memory_limit={"default": "3GB"}, slice_rows={"type": int, "default": None},
                slice_child={"action": "store_true", "help": argparse_hidden()})
-    rows = 10**6 if args.quick else args.rows
+    if args.quick:  # smoke run of its own, never over the full run's blocks
+        args.rows, args.chunk_rows = 200_000, 50_000
+        args.work_dir = args.work_dir.rstrip("/") + "_quick"
+    rows = args.rows
     chunk = min(args.chunk_rows, rows)
     sizes = [min(chunk, rows - s) for s in range(0, rows, chunk)]
     slice_rows = args.slice_rows or min(10**7, max(rows // 10, 1))
