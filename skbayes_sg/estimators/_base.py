@@ -1,7 +1,5 @@
 """``_BaseSGMCMC``: the scikit-learn side shared by the three estimators."""
 
-import functools
-import sys
 import time
 import warnings
 from functools import partial
@@ -18,37 +16,13 @@ from ..samplers import SAMPLERS, BaseSampler
 from ..subsampling import SUBSAMPLING, BaseStrategy
 from ..utils import (ApproximationWarning, ConvergenceWarning, make_rng, make_streams,
                      user_stacklevel, warn_user)
+from ._dask_hooks import DASK_METHODS, dask_backend, dask_dispatch
 from ._extend import extend_until_converged
 from ._fit import STARTS, check_combination, prepare, resolve, sample_with_retries
 from ._progress import make_progress
 from ._report import _ReportMixin
 
 __all__ = ["_BaseSGMCMC", "_store_params"]
-
-_DASK_METHODS = ("predict", "predict_proba", "predict_log_proba", "decision_function")
-
-
-def _dask_backend(X):
-    """:mod:`skbayes_sg.dask` for a dask collection (imported only then), else None."""
-    if "dask" not in sys.modules or not hasattr(X, "__dask_graph__"):
-        return None
-    from .. import dask as backend
-
-    return backend
-
-
-def _dask_dispatch(method):
-    """``method``, returning a dask array computed blockwise when ``X`` is a dask collection."""
-    @functools.wraps(method)
-    def dispatch(self, X, *args, **kwargs):
-        backend = _dask_backend(X)
-        if backend is None:
-            return method(self, X, *args, **kwargs)
-        check_is_fitted(self)
-        return backend.predict_blockwise(self, method.__name__, X, *args, **kwargs)
-
-    dispatch._dask_dispatch = True
-    return dispatch
 
 NOISY_STEP = 1e-2  # whitened auto step below which noise dominates
 # scale parameters (prior_scale, noise_std): 1 / scale^2 and its products with the data stay
@@ -97,12 +71,12 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
     _is_classifier = False
 
     def __init_subclass__(cls, **kwargs):
-        """Predict methods take dask input too (:func:`_dask_dispatch`)."""
+        """Predict methods take dask input too (:func:`._dask_hooks.dask_dispatch`)."""
         super().__init_subclass__(**kwargs)
-        for name in _DASK_METHODS:
+        for name in DASK_METHODS:
             method = getattr(cls, name, None)
             if method is not None and not getattr(method, "_dask_dispatch", False):
-                setattr(cls, name, _dask_dispatch(method))
+                setattr(cls, name, dask_dispatch(method))
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -126,17 +100,7 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
         self : object
             The fitted estimator.
         """
-        backend = _dask_backend(X)
-        if backend is not None:  # dask input: validated lazily, the rows stay on the cluster
-            (X, y_enc, n_outputs), weight = backend.fit_data(self, X, y, sample_weight), None
-        else:
-            X, y = validate_data(self, X, y, accept_sparse=self._sparse,
-                                 dtype=[np.float64, np.float32], y_numeric=not self._is_classifier)
-            y_enc, n_outputs = self._encode_targets(y)
-            weight = self._row_weights(X, y, sample_weight)
-            if weight is not None and np.any(weight == 0):  # rows that contribute nothing
-                keep = weight > 0
-                X, y_enc, weight = X[keep], y_enc[keep], weight[keep]
+        backend, X, y_enc, n_outputs, weight = self._fit_inputs(X, y, sample_weight)
         auto_sampler = self.sampler == "auto"
         sampler = resolve(self._auto_sampler if auto_sampler else self.sampler, SAMPLERS)
         strategy = resolve(self.subsampling, SUBSAMPLING)
@@ -163,14 +127,7 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
         progress = make_progress(self.verbose)
         if progress is not None:
             progress.preprocessed(prep.info, t1 - t0, prep.tuning.step_size, self.n_chains)
-        result = sample_with_retries(
-            prep.sampler, prep, streams,
-            auto=self.step_size == "auto", n_warmup=self.n_warmup, n_draws=self.n_draws,
-            thin=self.thin, n_jobs=self.n_jobs, progress=progress)
-        (draws, evals, steps, info, seconds), verdict = extend_until_converged(
-            prep.sampler, prep, streams, result, self._judge(posterior),
-            max_doublings=self.max_doublings, n_draws=self.n_draws, thin=self.thin,
-            n_jobs=self.n_jobs, progress=progress)
+        (draws, evals, steps, info, seconds), verdict = self._sample(prep, streams, progress)
         self.model_, self.prior_, self.draws_ = model, prior, draws
         self.mode_, self.preprocessing_ = prep.laplace.mode, prep.info
         for message in prep.estimator.warnings:
@@ -180,6 +137,34 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
         if progress is not None:
             progress.finished(self.diagnostics_)
         return self
+
+    def _fit_inputs(self, X, y, sample_weight):
+        """``(backend, X, y_enc, n_outputs, weight)``: validated data (dask: lazily, on the
+        cluster), encoded targets and the row weights (rows of weight zero dropped)."""
+        backend = dask_backend(X)
+        if backend is not None:
+            (X, y_enc, n_outputs), weight = backend.fit_data(self, X, y, sample_weight), None
+            return backend, X, y_enc, n_outputs, weight
+        X, y = validate_data(self, X, y, accept_sparse=self._sparse,
+                             dtype=[np.float64, np.float32], y_numeric=not self._is_classifier)
+        y_enc, n_outputs = self._encode_targets(y)
+        weight = self._row_weights(X, y, sample_weight)
+        if weight is not None and np.any(weight == 0):  # rows that contribute nothing
+            keep = weight > 0
+            X, y_enc, weight = X[keep], y_enc[keep], weight[keep]
+        return None, X, y_enc, n_outputs, weight
+
+    def _sample(self, prep, streams, progress):
+        """Sample (retrying smaller automatic steps on divergence), then extend until the
+        verdict passes or ``max_doublings`` is spent: ``(draws, ...), verdict``."""
+        result = sample_with_retries(
+            prep.sampler, prep, streams,
+            auto=self.step_size == "auto", n_warmup=self.n_warmup, n_draws=self.n_draws,
+            thin=self.thin, n_jobs=self.n_jobs, progress=progress)
+        return extend_until_converged(
+            prep.sampler, prep, streams, result, self._judge(prep.posterior),
+            max_doublings=self.max_doublings, n_draws=self.n_draws, thin=self.thin,
+            n_jobs=self.n_jobs, progress=progress)
 
     def _row_weights(self, X, y, sample_weight):
         """Row multiplicities of the posterior: ``sample_weight`` (None when all ones)."""
