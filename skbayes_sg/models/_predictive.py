@@ -85,10 +85,12 @@ def softmax_sum(z, scratch):
     return z.sum(axis=0)
 
 
-def normalize_rows(p):
+def normalize_rows(p, chunk=8192):
     """Divide each row of ``p`` by its sum, in place (sums over draws -> means, float32 rounding
-    of the per-draw probabilities removed)."""
-    p /= p.sum(axis=1, keepdims=True)
+    of the per-draw probabilities removed), ``chunk`` rows at a time (no per-row temporary)."""
+    for start in range(0, p.shape[0], chunk):
+        block = p[start:start + chunk]
+        block /= block.sum(axis=1, keepdims=True)
     return p
 
 
