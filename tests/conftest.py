@@ -2,7 +2,8 @@
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_diabetes
+from sklearn.datasets import load_breast_cancer, load_diabetes
+from sklearn.preprocessing import StandardScaler
 
 
 def exact_linear_posterior(X, y, noise_std, prior_scale=1.0):
@@ -21,6 +22,13 @@ def _standardize(X, y):
 def _ls_noise(X, y):
     resid = y - X @ np.linalg.lstsq(X, y, rcond=None)[0]
     return float(np.sqrt(resid @ resid / (X.shape[0] - X.shape[1])))
+
+
+@pytest.fixture(scope="session")
+def cancer():
+    """scikit-learn's breast cancer data, standardized features."""
+    X, y = load_breast_cancer(return_X_y=True)
+    return StandardScaler().fit_transform(X), y
 
 
 @pytest.fixture(scope="session")

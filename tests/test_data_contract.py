@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn.datasets import load_breast_cancer, load_diabetes
+from sklearn.datasets import load_diabetes
 from sklearn.preprocessing import StandardScaler
 
 from skbayes_sg import BayesianLinearRegression, BayesianLogisticRegression, BayesianMLPClassifier
@@ -17,12 +17,6 @@ FAST = dict(n_warmup=100, n_draws=200, n_chains=2, random_state=0)
 @pytest.fixture(scope="module")
 def diabetes():
     X, y = load_diabetes(return_X_y=True)
-    return StandardScaler().fit_transform(X), y
-
-
-@pytest.fixture(scope="module")
-def cancer():
-    X, y = load_breast_cancer(return_X_y=True)
     return StandardScaler().fit_transform(X), y
 
 

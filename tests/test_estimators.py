@@ -22,12 +22,6 @@ from skbayes_sg.utils import ConvergenceWarning
 FAST = dict(n_warmup=100, n_draws=100, n_chains=2, random_state=0)
 
 
-@pytest.fixture(scope="module")
-def cancer():
-    X, y = load_breast_cancer(return_X_y=True)
-    return StandardScaler().fit_transform(X), y
-
-
 def test_pipeline_and_cross_val_score(cancer):
     X, y = load_breast_cancer(return_X_y=True)
     pipe = make_pipeline(StandardScaler(), BayesianLogisticRegression(**FAST))

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from scipy.special import expit, log_expit, logsumexp, softmax
-from sklearn.datasets import load_breast_cancer, load_iris
+from sklearn.datasets import load_iris
 from sklearn.preprocessing import StandardScaler
 
 import skbayes_sg.models._predictive as predictive
@@ -21,12 +21,6 @@ from skbayes_sg.models import LogisticModel, MLPModel
 from skbayes_sg.utils import ConvergenceWarning
 
 FAST = dict(n_warmup=100, n_draws=200, n_chains=2, random_state=0)
-
-
-@pytest.fixture(scope="module")
-def cancer():
-    X, y = load_breast_cancer(return_X_y=True)
-    return StandardScaler().fit_transform(X), y
 
 
 @pytest.fixture(scope="module")

@@ -10,9 +10,8 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_breast_cancer, make_blobs
+from sklearn.datasets import make_blobs
 from sklearn.model_selection import GridSearchCV
-from sklearn.preprocessing import StandardScaler
 
 from skbayes_sg import BayesianLinearRegression, BayesianLogisticRegression, BayesianMLPClassifier
 from skbayes_sg.models import Laplace, Posterior
@@ -269,12 +268,6 @@ def test_ill_conditioned_default_lengths(problem_name, subsampling, request, fit
 # ------------------------------------------------------------ estimators
 
 FAST = dict(n_warmup=100, n_draws=100, n_chains=2, batch_size=100, random_state=0)
-
-
-@pytest.fixture(scope="module")
-def cancer():
-    X, y = load_breast_cancer(return_X_y=True)
-    return StandardScaler().fit_transform(X), y
 
 
 @pytest.mark.parametrize("strategy", list(STRATEGIES))

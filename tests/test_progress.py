@@ -5,18 +5,9 @@ import re
 import warnings
 
 import numpy as np
-import pytest
-from sklearn.datasets import load_breast_cancer
-from sklearn.preprocessing import StandardScaler
 
 from skbayes_sg import BayesianLogisticRegression
 from skbayes_sg.estimators._progress import Progress, chain_label, format_seconds, make_progress
-
-
-@pytest.fixture(scope="module")
-def cancer():
-    X, y = load_breast_cancer(return_X_y=True)
-    return StandardScaler().fit_transform(X), y
 
 
 def _fit(X, y, verbose, n_warmup=300, n_draws=300):
