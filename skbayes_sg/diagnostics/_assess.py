@@ -42,8 +42,7 @@ def _count(mask, what, noun):
     return f"{what} for {int(mask.sum())} of {mask.size} {noun}"
 
 
-def convergence_problems(rhat, ess_bulk, ess_tail, n_chains, *, hint="", advice="",
-                         noun="parameters"):
+def convergence_problems(rhat, ess_bulk, ess_tail, n_chains, *, hint="", noun="parameters"):
     """Plain-language problems of per-parameter R-hat and ESS columns.
 
     Parameters
@@ -54,8 +53,6 @@ def convergence_problems(rhat, ess_bulk, ess_tail, n_chains, *, hint="", advice=
         The ESS threshold is ``ESS_PER_CHAIN * n_chains``.
     hint : str, optional
         Appended to the R-hat sentence (e.g. what the quantities are).
-    advice : str, optional
-        What to do, appended once (default: run longer).
     noun : str, optional
         What the columns are, for the sentences.
     """
@@ -77,18 +74,18 @@ def convergence_problems(rhat, ess_bulk, ess_tail, n_chains, *, hint="", advice=
             out.append(f"{_count(bad, f'{kind} ESS below {ess_min}', noun)} (min {np.nanmin(ess):.0f},"
                        f" {ESS_PER_CHAIN} per chain): {meaning[kind]}.")
     if out:
-        out.append(advice or "Run longer: increase n_draws (and n_warmup).")
+        out.append("Run longer: increase n_draws (and n_warmup).")
     return tuple(out)
 
 
-def assess(draws, *, hint="", advice="", noun="parameters"):
+def assess(draws, *, hint="", noun="parameters"):
     """Rank-normalised split R-hat, bulk and tail ESS of ``draws``, judged.
 
     Parameters
     ----------
     draws : ndarray of shape (n_chains, n_draws, n_quantities)
         Parameters, or any scalar functions of them (the MLP's predictive log-probabilities).
-    hint, advice, noun : str, optional
+    hint, noun : str, optional
         See :func:`convergence_problems`.
 
     Returns
@@ -109,4 +106,4 @@ def assess(draws, *, hint="", advice="", noun="parameters"):
         cols = (split_rhat(draws), effective_sample_size(draws),
                 effective_sample_size(draws, method="tail"))
     return Assessment(*cols, convergence_problems(*cols, draws.shape[0], hint=hint,
-                                                  advice=advice, noun=noun))
+                                                  noun=noun))

@@ -2,7 +2,6 @@
 
 import time
 import warnings
-from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
@@ -67,7 +66,6 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
     _auto_sampler = "sghmc"  # what sampler="auto" runs when the gradient is not exact
     _init_dispersion = 1.0
     _sparse = "csr"  # sparse X accepted (converted to CSR once); False for the MLP
-    _convergence_hint = ""
     _is_classifier = False
 
     def __init_subclass__(cls, **kwargs):
@@ -181,7 +179,7 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
 
     def _judge(self, posterior):
         """``draws -> Assessment``: the verdict of ``fit`` (parameters; the MLP overrides)."""
-        return partial(assess, hint=self._convergence_hint)
+        return assess
 
     def _set_diagnostics(self, prep, evals, steps, info, pre_seconds, seconds, verdict):
         pre_evals = prep.info["preprocessing_grad_evals"]
