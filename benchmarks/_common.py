@@ -96,7 +96,8 @@ def header(title, args, *, seeds, repeats, note=""):
           f"{m['skbayes_sg']}")
     lines = [f"## {title} ({'quick' if args.quick else 'full'} run)", "",
              f"Machine: {hw}. The machine was shared with other jobs during the run, so wall "
-             "seconds are comparable only within this table.", "",
+             "seconds are comparable only within this table. Load average (1, 5, 15 min) when "
+             "the table was written: " + ", ".join(f"{v:.2f}" for v in os.getloadavg()) + ".", "",
              f"Seeds: {seeds}; repeats: {repeats} (mean ± sd over repeats where shown).", "",
              f"Command: `python {shlex.join(sys.argv)}`", ""]
     if note:

@@ -20,7 +20,7 @@ stored draw (4 chains x 1000), over the rms posterior sd of the probability.  A 
 costs ``S`` times a point estimate's matrix product plus ``S`` exponentials per row, so the
 ratio to scikit-learn grows linearly with the draws (compare the 100 and 200 rows).
 
-Medians of 5 repeats after a warm-up.  Expect about 2 minutes (the fits dominate) and 2.5 GB.
+Medians of 15 repeats after a warm-up, ours and scikit-learn's timed alternately.  Expect about 2 minutes (the fits dominate) and 2.5 GB.
 
     python benchmarks/bench_predict.py [--quick] [--json PATH] [--markdown PATH]
 """
@@ -38,20 +38,25 @@ from threadpoolctl import threadpool_limits
 
 from skbayes_sg import BayesianLinearRegression, BayesianLogisticRegression, BayesianMLPClassifier
 
-FULL = {"rows": 100_000, "reg_rows": 10_000_000, "mlp_rows": 10_000, "repeats": 5,
+FULL = {"rows": 100_000, "reg_rows": 10_000_000, "mlp_rows": 10_000, "repeats": 15,
         "fit": {"random_state": 0}, "hidden": (100,)}
 QUICK = {"rows": 2_000, "reg_rows": 50_000, "mlp_rows": 500, "repeats": 2,
          "fit": {"n_warmup": 20, "n_draws": 50, "random_state": 0}, "hidden": (8,)}
 
 
-def median_seconds(fn, repeats):
-    fn()
+def paired_medians(ours, ref, repeats):
+    """Median seconds of ``ours`` and ``ref``, timed alternately after one warm-up call each
+    (round-robin, so a change of load on the shared machine hits both sides alike)."""
+    ours(), ref()
     times = []
     for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return float(np.median(times))
+        pair = []
+        for fn in (ours, ref):
+            t = time.perf_counter()
+            fn()
+            pair.append(time.perf_counter() - t)
+        times.append(pair)
+    return tuple(float(v) for v in np.median(times, axis=0))
 
 
 def mc_over_spread(bayes, X):
@@ -74,8 +79,8 @@ def logistic_rows(size, rng):
         for dtype in (np.float64, np.float32):
             Xd = X.astype(dtype)
             with threadpool_limits(threads):
-                ours = median_seconds(lambda: bayes.predict_proba(Xd), size["repeats"])
-                ref = median_seconds(lambda: point.predict_proba(Xd), size["repeats"])
+                ours, ref = paired_medians(lambda: bayes.predict_proba(Xd),
+                                           lambda: point.predict_proba(Xd), size["repeats"])
             rows.append({"model": "logistic", "dtype": np.dtype(dtype).name, "rows": len(X),
                          "threads": threads or "default", "seconds": ours,
                          "sklearn_seconds": ref, "ratio": ours / ref, "draws": draws,
@@ -93,8 +98,8 @@ def mlp_rows(size, rng):
     rows = []
     for dtype in (np.float64, np.float32):
         Xd = X.astype(dtype)
-        ours = median_seconds(lambda: bayes.predict_proba(Xd), size["repeats"])
-        ref = median_seconds(lambda: point.predict_proba(Xd), size["repeats"])
+        ours, ref = paired_medians(lambda: bayes.predict_proba(Xd),
+                                   lambda: point.predict_proba(Xd), size["repeats"])
         rows.append({"model": name, "dtype": np.dtype(dtype).name, "rows": len(X),
                      "threads": "default", "seconds": ours, "sklearn_seconds": ref,
                      "ratio": ours / ref, "draws": bayes.n_predict_draws,

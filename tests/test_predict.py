@@ -154,3 +154,20 @@ def test_row_blocks_in_threads_give_the_one_block_result(monkeypatch, sparse):
                         lambda n, chunk: [slice(0, 150), slice(150, 151), slice(151, n)])
     np.testing.assert_allclose(model.predict_mean(draws, X), one, rtol=1e-11, atol=1e-300)
     assert np.all(one[::97, 1] < 1e-100) and np.all(one[::97, 1] > 0)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_the_fused_overflow_pass_is_the_finiteness_check(cancer, bad):
+    from skbayes_sg.models._finite import peak_abs
+
+    X = np.random.default_rng(0).normal(size=(5000, 7))
+    assert peak_abs(X, rows=64) == np.abs(X).max() and peak_abs(X[:0]) == 0.0
+    assert peak_abs(sp.csr_matrix(X)) == np.abs(X).max()
+    X[4321, 3] = bad  # in a late chunk
+    assert not np.isfinite(peak_abs(X, rows=64))
+    Xc, y = cancer
+    clf = _fit(BayesianLogisticRegression, Xc, y)
+    Xc = Xc.copy()
+    Xc[-1, 0] = bad
+    with pytest.raises(ValueError, match="Input X contains (NaN|infinity)"):
+        clf.predict_proba(Xc)

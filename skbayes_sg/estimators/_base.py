@@ -295,9 +295,14 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
             pooled = pooled[rng.choice(pooled.shape[0], size=n_samples, replace=replace)]
         return self._to_user(self.model_.unpack(pooled))
 
-    def _validate_X_predict(self, X):
+    def _validate_X_predict(self, X, ensure_all_finite=True):
+        """``X`` checked against the fit (features, format, dtype float64 / float32).
+
+        ``ensure_all_finite=False`` leaves the finiteness check to the caller (``predict_proba``
+        folds it into its overflow pass, :func:`~skbayes_sg.models._finite.peak_abs`).
+        """
         return validate_data(self, X, reset=False, accept_sparse=self._sparse,
-                             dtype=[np.float64, np.float32])
+                             dtype=[np.float64, np.float32], ensure_all_finite=ensure_all_finite)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -6,9 +6,10 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils import assert_all_finite
 from sklearn.utils.validation import check_is_fitted
 
-from ..models._finite import overflow_free_limit, shrink_rows
+from ..models._finite import overflow_free_limit, peak_abs, shrink_rows
 
 __all__ = ["_ClassifierMixin"]
 
@@ -64,9 +65,12 @@ class _ClassifierMixin:
             float64.  Deterministic: the draws are evenly spaced over the stored ones.
         """
         check_is_fitted(self)
-        X = self._validate_X_predict(X)
+        X = self._validate_X_predict(X, ensure_all_finite=False)
+        peak = peak_abs(X)  # one pass: finiteness and the overflow check below
+        if not np.isfinite(peak):
+            assert_all_finite(X, input_name="X", estimator_name=type(self).__name__)
         draws = self._prediction_draws(self.n_predict_draws)
-        X = shrink_rows(X, overflow_free_limit(self.model_, draws, X.dtype))  # x ~ 1e308
+        X = shrink_rows(X, overflow_free_limit(self.model_, draws, X.dtype), peak)  # x ~ 1e308
         return self.model_.predict_mean(draws, X)
 
     def predict_log_proba(self, X):

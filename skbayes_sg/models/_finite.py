@@ -9,7 +9,7 @@ largest ``max_j |x_j|`` at which no pre-activation of any draw can pass ``1e300`
 float32); :func:`shrink_rows` moves the rows beyond it back along their ray to that scale, where
 the logits are still saturated.  The answer differs from the exact limit only on near-ties (two
 classes whose scores along ``x`` agree to ~1e-297 of their size).  Ordinary rows are untouched
-(one max / min pass over ``X`` decides).  Linear outputs (the regressor) need no limit:
+(:func:`peak_abs`, one pass over ``X``, decides; it doubles as the finiteness check).  Linear outputs (the regressor) need no limit:
 :func:`ray_outputs` computes them exactly, ``+-inf`` past the float range and never NaN.
 """
 
@@ -18,7 +18,7 @@ import scipy.sparse as sp
 
 from ._base import design
 
-__all__ = ["overflow_free_limit", "ray_outputs", "shrink_rows"]
+__all__ = ["overflow_free_limit", "peak_abs", "ray_outputs", "shrink_rows"]
 
 #: largest pre-activation allowed (float64, float32): far inside the range, saturated softmax
 _HUGE = {np.dtype(np.float64): 1e300, np.dtype(np.float32): 1e30}
@@ -54,14 +54,37 @@ def overflow_free_limit(model, draws, dtype):
     return max(_HUGE.get(np.dtype(dtype), _HUGE[np.dtype(np.float64)]) / growth, 1.0)
 
 
-def shrink_rows(X, limit):
+def peak_abs(X, rows=1024):
+    """``max |x_ij|`` over a dense or sparse ``X`` (0 when empty; NaN when any value is NaN).
+
+    One pass over ``X`` in cache-sized row chunks (``|x|`` into a reused buffer): cheaper than a
+    max and a min pass, and non-finite exactly when ``X`` has a NaN or an infinity, so it also
+    serves as the finiteness check of prediction.
+    """
+    values = X.data if sp.issparse(X) else np.asarray(X)
+    if values.size == 0:
+        return 0.0
+    if values.ndim == 1:
+        return float(np.max(np.abs(values)))
+    buf, peak = np.empty((min(rows, values.shape[0]), values.shape[1]), values.dtype), 0.0
+    for start in range(0, values.shape[0], rows):
+        chunk = values[start:start + rows]
+        block = np.abs(chunk, out=buf[:chunk.shape[0]])
+        top = float(block.max())  # NaN when the chunk has one
+        if not top <= peak:  # a larger value, or NaN (which ends the search)
+            peak = top
+            if np.isnan(peak):
+                break
+    return peak
+
+
+def shrink_rows(X, limit, peak=None):
     """``X`` with every row whose ``max_j |x_ij|`` passes ``limit`` scaled back to ``limit``.
 
     Returns ``X`` itself when no row passes (the usual case); otherwise a copy in ``X``'s dtype
-    and format.
+    and format.  ``peak``: :func:`peak_abs` of ``X``, when the caller has it.
     """
-    values = X.data if sp.issparse(X) else X
-    if values.size == 0 or (values.max() <= limit and -values.min() <= limit):
+    if (peak_abs(X) if peak is None else peak) <= limit:
         return X
     if sp.issparse(X):
         peak = abs(X).max(axis=1).toarray().ravel()

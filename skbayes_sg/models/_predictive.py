@@ -17,8 +17,8 @@ releases the GIL in these loops).  The MLP's products are large and keep BLAS's 
 Finite logits always give finite probabilities: softmax subtracts each draw's maximum, and the
 binary kernel redoes the rare rows whose exponential overflowed (a logit below -709, or -88 in
 float32) with clipped logits (:func:`binary_sums`).  A row whose logits are not finite (values
-near 1e308 give ``inf`` or ``inf - inf``) comes out NaN, without a warning, and
-:func:`~skbayes_sg.models._finite.finite_rows` redoes it along its ray.
+near 1e308 give ``inf`` or ``inf - inf``) would come out NaN: the estimators first move such
+rows back along their ray (:func:`~skbayes_sg.models._finite.shrink_rows`).
 """
 
 from concurrent.futures import ThreadPoolExecutor
@@ -90,7 +90,8 @@ def normalize_rows(p, chunk=8192):
     of the per-draw probabilities removed), ``chunk`` rows at a time (no per-row temporary)."""
     for start in range(0, p.shape[0], chunk):
         block = p[start:start + chunk]
-        block /= block.sum(axis=1, keepdims=True)
+        total = block[:, 0] + block[:, 1] if block.shape[1] == 2 else block.sum(axis=1)
+        block /= total[:, None]
     return p
 
 
