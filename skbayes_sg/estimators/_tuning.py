@@ -70,12 +70,13 @@ def auto_step_size(sampler, lam_max, nu, *, lam_min=None, n_data=1, tol=0.05, ma
     ``1/G`` (``sampler.step_scale``).
     """
     lam_min = lam_max if lam_min is None else lam_min
-    best = 1e-7
-    for h in np.geomspace(1e-7, max_step / np.sqrt(lam_max * max(lam_max, 1.0)), 400):
-        if any(abs(lam * sampler.stationary_variance(h, lam, nu) - 1.0) > tol
-               for lam in {lam_max, lam_min}):
-            break
-        best = float(h)
+    grid = np.geomspace(1e-7, max_step / np.sqrt(lam_max * max(lam_max, 1.0)), 400)
+    bad = np.zeros(grid.size, dtype=bool)
+    for lam in {lam_max, lam_min}:  # the whole grid at once: the closed forms take arrays
+        with np.errstate(invalid="ignore"):
+            bad |= ~(np.abs(lam * sampler.stationary_variance(grid, lam, nu) - 1.0) <= tol)
+    first_bad = int(np.argmax(bad)) if bad.any() else grid.size
+    best = float(grid[first_bad - 1]) if first_bad > 0 else 1e-7
     return best * sampler.step_scale(lam_max, nu, n_data)
 
 

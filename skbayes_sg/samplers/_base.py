@@ -81,7 +81,8 @@ class BaseSampler(ParamsMixin):
         """Stationary variance of the scheme on ``U = lam u^2 / 2``.
 
         ``nu`` is the variance of the gradient noise (whitened units).  Used by
-        ``step_size="auto"``; SG samplers implement it.
+        ``step_size="auto"``; SG samplers implement it for a float ``h`` (returning a float) and
+        for an array of steps (returning an array: the rule scans a whole grid at once).
         """
         raise NotImplementedError(f"{type(self).__name__} has no stationary variance.")
 

@@ -32,11 +32,14 @@ class _Overdamped(BaseSampler):
     """Position-only dynamics; the stationary variance is SGLD's closed form."""
 
     def stationary_variance(self, h, lam, nu):
-        """``(h + h^2 nu / 4) / (1 - (1 - h lam / 2)^2)``, inf when unstable."""
+        """``(h + h^2 nu / 4) / (1 - (1 - h lam / 2)^2)``, inf when unstable (``h`` may be an
+        array)."""
+        h = np.asarray(h, dtype=float)
         contraction = 1.0 - 0.5 * h * lam
-        if abs(contraction) >= 1.0:
-            return np.inf
-        return (h + 0.25 * h * h * nu) / (1.0 - contraction**2)
+        stable = np.abs(contraction) < 1.0
+        with np.errstate(divide="ignore"):
+            v = np.where(stable, (h + 0.25 * h * h * nu) / (1.0 - contraction**2), np.inf)
+        return float(v) if v.ndim == 0 else v
 
 
 class SGLD(_Overdamped):

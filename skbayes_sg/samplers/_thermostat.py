@@ -58,8 +58,9 @@ class SGNHT(Underdamped):
         gradient noise but under-disperses by ``x*/2``.  Without a real root
         the thermostat cannot cool the momenta and the chain diverges (inf).
         """
+        h = np.asarray(h, dtype=float)
         q, B = 2.0 * self.diffusion * h + h * h * nu, 2.0 - 0.5 * h * h * lam
         disc = B * B - 4.0 * q
-        if B <= 0.0 or disc < 0.0:
-            return np.inf
-        return (1.0 - 0.25 * (B - np.sqrt(disc))) / lam
+        ok = (B > 0.0) & (disc >= 0.0)
+        v = np.where(ok, (1.0 - 0.25 * (B - np.sqrt(np.maximum(disc, 0.0)))) / lam, np.inf)
+        return float(v) if v.ndim == 0 else v

@@ -3,7 +3,6 @@
 from typing import NamedTuple
 
 import numpy as np
-from scipy.linalg import solve_discrete_lyapunov
 
 from ._base import POSITIVE, BaseSampler, Kernel, chain_block, chain_normals, fixed_step
 from ._ewsg import coupled_gradient, index_uniforms
@@ -126,13 +125,23 @@ class SGHMC(Underdamped):
 def underdamped_variance(h, lam, nu, friction, diffusion):
     """Stationary variance of theta for the scheme above on ``U = lam u^2/2``.
 
-    Solves the discrete Lyapunov equation of the linear recursion in
-    ``(theta, r)`` with noise variance ``2 diffusion h + h^2 nu`` on ``r``.
+    The linear recursion ``(theta, r) <- A (theta, r) + noise`` with noise variance
+    ``q = 2 diffusion h + h^2 nu`` on ``r`` has the stationary covariance ``X = A X A' + Q``
+    (discrete Lyapunov); for 2 x 2 matrices its three unknowns solve one 3 x 3 system, batched
+    here over an array of steps ``h`` (a scalar ``h`` gives a float).  ``inf`` where ``A`` has
+    an eigenvalue on or outside the unit circle (Jury: ``|det A| < 1`` and
+    ``|tr A| < 1 + det A`` is stability).
     """
+    h = np.asarray(h, dtype=float)
     keep = 1.0 - h * friction
-    A = np.array([[1.0 - h * h * lam, h * keep], [-h * lam, keep]])
-    if np.max(np.abs(np.linalg.eigvals(A))) >= 1.0:
-        return np.inf
+    a11, a12, a21, a22 = 1.0 - h * h * lam, h * keep, -h * lam, keep
+    det, trace = a11 * a22 - a12 * a21, a11 + a22
+    M = np.stack([np.stack([1.0 - a11 * a11, -2.0 * a11 * a12, -a12 * a12], -1),
+                  np.stack([-a11 * a21, 1.0 - a11 * a22 - a12 * a21, -a12 * a22], -1),
+                  np.stack([-a21 * a21, -2.0 * a21 * a22, 1.0 - a22 * a22], -1)], -2)
     q = 2.0 * diffusion * h + h * h * nu
-    Q = q * np.array([[h * h, h], [h, 1.0]])
-    return float(solve_discrete_lyapunov(A, Q)[0, 0])
+    rhs = (q[..., None] * np.stack([h * h, h, np.ones_like(h)], -1))[..., None]
+    stable = (np.abs(det) < 1.0) & (np.abs(trace) < 1.0 + det)
+    M[~stable] = np.eye(3)  # any invertible matrix: the answer there is inf
+    variance = np.where(stable, np.linalg.solve(M, rhs)[..., 0, 0], np.inf)
+    return float(variance) if variance.ndim == 0 else variance
