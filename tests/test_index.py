@@ -101,3 +101,18 @@ def test_adaptive_size_index_is_ragged_and_sized_by_distance(rngs_for):
         assert sampler.ragged and [len(i) for i in idx] == [2, 4, 20, 30]
         for rows, wc in zip(idx, w):
             np.testing.assert_allclose(wc, 40.0 / rows.size)  # 1 / (n_c p_i)
+
+
+def test_blocks_grow_from_eight_steps_so_short_runs_draw_few_indices(rngs_for):
+    sampler = UniformIndex(100_000, 200)
+    assert sampler.n_block == 1000
+    assert [sampler.block_steps(k) for k in range(9)] == [8, 16, 32, 64, 128, 256, 512, 1000,
+                                                          1000]
+    rngs = rngs_for(2)
+    state = sampler.init(rngs, 2)
+    assert state[0].shape == (8, 2, 200)  # a pilot of 8 estimates draws 8 steps
+    sizes = []
+    for _ in range(8 + 16 + 1):
+        _, _, state = sampler.draw(rngs, None, state)
+        sizes.append(state[0].shape[0])
+    assert sizes[0] == 8 and sizes[8] == 16 and sizes[-1] == 32

@@ -1,7 +1,7 @@
 """The index sampler of a dask fit: the in-memory sampler's draws, rows gathered ahead.
 
 Indices are drawn exactly as in memory -- the same :class:`~skbayes_sg.subsampling.BlockIndex`
-block of ``n_block`` steps per chain from the chain's own Generator -- so a fit with the same
+blocks (``block_steps(k)`` steps) per chain from the chain's own Generator -- so a fit with the same
 ``random_state`` looks at the same rows.  The rows of a block are gathered in *pieces* of steps:
 while the chains run on one piece, the next one is being gathered on the cluster.  Pieces start
 at 8 steps (the step-size pilot uses 8) and double up to ``gather_rows`` rows, so the client holds
@@ -21,7 +21,7 @@ _FIRST_PIECE = 8  # steps in the first gathered piece
 class WeightTargets(UniformIndex):
     """Preferential draws as targets ``u * total`` on the cumulative weights.
 
-    :class:`~skbayes_sg.subsampling.WeightedIndex` draws ``u`` uniform of shape ``(n_block, b)``
+    :class:`~skbayes_sg.subsampling.WeightedIndex` draws ``u`` uniform of shape ``(n_steps, b)``
     per chain and takes the first row whose cumulative weight exceeds ``u * total``; here the
     same ``u`` are drawn and the rows are resolved where the weights live (the gather).
     ``weight = inv_p / b`` and ``scale = 1``, as there.
@@ -31,8 +31,8 @@ class WeightTargets(UniformIndex):
         super().__init__(n_rows, batch_size)
         self.scale, self.total = 1.0, float(total)
 
-    def chain_block(self, rng):
-        return rng.random((self.n_block, self.b)) * self.total
+    def chain_block(self, rng, n_steps):
+        return rng.random((n_steps, self.b)) * self.total
 
 
 class DaskIndex:
@@ -79,14 +79,16 @@ class _Stream:
         self.runner = Runner(index.source.address)
         self.max_steps = max(1, index.gather_rows // max(1, n_chains * index.b))
         self.size = min(_FIRST_PIECE, self.max_steps)
+        self.blocks = 0  # blocks drawn so far (they grow as in memory)
         self.block, self.start = self._refill(), 0
         self.pending, self.piece, self.t = self._request(), None, 0
 
     def _refill(self):
-        """The next ``(n_block, C, b)`` block, filled chain by chain (no stacked copy)."""
-        block = None
+        """The next ``(T, C, b)`` block, filled chain by chain (no stacked copy)."""
+        block, inner = None, self.index.inner
+        n_steps, self.blocks = inner.block_steps(self.blocks), self.blocks + 1
         for c, rng in enumerate(self.rngs):
-            part = self.index.inner.chain_block(rng)
+            part = inner.chain_block(rng, n_steps)
             if block is None:
                 block = np.empty((part.shape[0], len(self.rngs), *part.shape[1:]), part.dtype)
             block[:, c] = part

@@ -54,8 +54,8 @@ class WeightedIndex(BlockIndex):
             move = move[self.cdf[idx[move]] <= u[move]]
         return np.minimum(idx, self.n_rows - 1, out=idx).reshape(size)
 
-    def chain_block(self, rng):
-        return self.sample(rng, (self.n_block, self.b))
+    def chain_block(self, rng, n_steps):
+        return self.sample(rng, (n_steps, self.b))
 
     def block_weights(self, idx):
         w = self.inv_p[idx]

@@ -45,13 +45,13 @@ class StratifiedIndex(BlockIndex):
         self.offsets = np.concatenate([[0], np.cumsum(self.sizes)[:-1]])
         self.weight_row = np.repeat(self.sizes / self.allocation, self.allocation)
 
-    def chain_block(self, rng):
-        out, col = np.empty((self.n_block, self.b), dtype=np.intp), 0
+    def chain_block(self, rng, n_steps):
+        out, col = np.empty((n_steps, self.b), dtype=np.intp), 0
         for n_j, b_j, off in zip(self.sizes, self.allocation, self.offsets):
             if b_j == n_j:
                 pos = np.arange(n_j)
             else:
-                pos = uniform_subsets(rng, int(n_j), int(b_j), self.n_block)
+                pos = uniform_subsets(rng, int(n_j), int(b_j), n_steps)
             out[:, col:col + b_j] = self.order[off + pos]
             col += b_j
         return out
