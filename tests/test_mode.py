@@ -252,3 +252,20 @@ def test_linear_regression_fits_y_with_a_large_offset(offset):
     np.testing.assert_allclose(reg.coef_, ref.coef_, atol=0.05)
     assert abs(reg.intercept_ - ref.intercept_) < 0.1
     assert 0.2 < reg.noise_std_ < 0.4
+
+
+def test_binary_logistic_terms_are_exact_at_every_scale():
+    # value, response and curvature of one exponential per row against scipy's log_expit /
+    # expit, from |tz| = 0 to past exp's overflow (709) and underflow (745)
+    from scipy.special import expit, log_expit
+
+    from skbayes_sg.models._fused import binary_logistic_terms
+
+    tz = np.r_[np.linspace(-900, 900, 361), np.random.default_rng(0).normal(0, 5, 500)]
+    y = np.where(np.arange(tz.size) % 2 == 0, 1.0, -1.0)
+    f, r, c = binary_logistic_terms(tz.copy(), y)
+    np.testing.assert_allclose(f, -log_expit(tz), rtol=1e-13, atol=1e-300)  # 0 past 709
+    np.testing.assert_allclose(r, -y * expit(-tz), rtol=1e-13, atol=1e-300)
+    np.testing.assert_allclose(c, expit(tz) * expit(-tz), rtol=0, atol=4e-16)  # s - s^2
+    f2, r2, c2 = binary_logistic_terms(tz.copy(), y, value=False, hessian=False)
+    assert f2 is None and c2 is None and np.array_equal(r2, r)

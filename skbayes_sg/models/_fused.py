@@ -42,14 +42,21 @@ def fused_predictor(X, w, b=0.0):
 def binary_logistic_terms(tz, y, value=True, hessian=True):
     """``(f or None, r, c or None)`` of binary logistic rows from ``tz = t_i z_i`` (overwritten).
 
-    ``f = log(1 + e^{-tz})``, ``s = sigmoid(-tz) = 1 / (1 + e^{tz})``, ``r = -t s`` and
-    ``c = s (1 - s)``: one exponential per row, in place (scipy's ``expit`` and ``log_expit``
-    made the elementwise work cost more than the products with the chunk).  ``e^{tz}``
-    overflows to ``inf`` for ``tz > 709``, where ``s = 0`` is the right limit.
+    ``E = e^{tz}``, ``s = sigmoid(-tz) = 1 / (1 + E)``, ``r = -t s``, ``c = s (1 - s)`` and
+    ``f = log(1 + e^{-tz}) = log1p(e^{-|tz|}) + max(-tz, 0)`` with ``e^{-|tz|} = min(E, 1/E)``:
+    one exponential per row, in place (``np.logaddexp`` alone cost three times the rest, and
+    scipy's ``expit`` / ``log_expit`` made the elementwise work cost more than the products).
+    ``E`` overflows to ``inf`` for ``tz > 709``, where ``s = 0`` and ``f = log1p(0)`` are the
+    right limits, and underflows to 0 below -745, where ``min(0, inf) = 0``.
     """
-    f = np.logaddexp(0.0, -tz) if value else None
-    with np.errstate(over="ignore"):
-        s = np.exp(tz, out=tz)
+    f = None
+    with np.errstate(over="ignore", divide="ignore"):
+        s = np.exp(tz)
+        if value:
+            f = np.reciprocal(s)
+            np.minimum(f, s, out=f)
+            np.log1p(f, out=f)
+            f -= np.minimum(tz, 0.0, out=tz)
     s += 1.0
     np.reciprocal(s, out=s)
     c = s - s * s if hessian else None
