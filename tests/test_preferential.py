@@ -152,6 +152,19 @@ def test_each_chain_uses_only_its_own_stream(problem, estimates):
         np.testing.assert_array_equal(one, three[::3])
 
 
+def test_a_rebuild_at_another_batch_reuses_the_weights_and_their_tables(problem):
+    # batch_size="auto" builds twice: the weights (a pass) and the sampling tables (a sort of N
+    # cumulative weights) are computed once; the second build costs no evaluation
+    pb, lap, _ = problem("binary")
+    for strategy in (Preferential(), PreferentialCV()):
+        first = strategy.build(pb, lap, batch_size=10, rng=np.random.default_rng(0))
+        second = strategy.build(pb, lap, batch_size=20, rng=np.random.default_rng(0))
+        assert first.preprocessing_evals > 0 and second.preprocessing_evals == 0
+        assert second.index.b == 20 and second.index.guide is first.index.guide
+        other = strategy.build(pb, lap, batch_size=20, rng=np.random.default_rng(1))
+        assert np.array_equal(other.index.guide, first.index.guide)  # same weights for GLMs
+
+
 # ------------------------------------------------------- adaptive sizes
 
 @pytest.mark.parametrize("name", ["binary", "mlp"])

@@ -1,27 +1,27 @@
 """Preferential subsampling: SGLD-PS and SGLD-CV-PS (seed 004 §3.1-3.2)."""
 
-import numpy as np
-
-from ..preprocessing import curvature_weights, gradient_norm_weights
 from numbers import Real
+from typing import NamedTuple
 
+import numpy as np
 from sklearn.utils._param_validation import Interval
 
+from ..preprocessing import curvature_weights, gradient_norm_weights, once_per
 from ._base import CORRECTION_CONSTRAINT, IndexedStrategy
 from ._index import AllRows, BlockIndex
 
-__all__ = ["Preferential", "PreferentialCV", "WeightedIndex", "preference_weights",
-           "weighted_index"]
+__all__ = ["Preferential", "PreferentialCV", "WeightTables", "WeightedIndex",
+           "preference_weights", "weight_tables", "weighted_index"]
 
 
-def weighted_index(p, batch_size):
+def weighted_index(p, batch_size, tables=None):
     """:class:`WeightedIndex`, or :class:`AllRows` once ``batch_size >= len(p)``.
 
     With replacement, ``b >= N`` importance draws cost as much as the exact sum over the rows and
     stay noisy (no finite-population correction); on a small, nearly separable set this held
     ``batch_size="auto"``'s step at a tenth of the exact-sum step.
     """
-    return AllRows(len(p)) if batch_size >= len(p) else WeightedIndex(p, batch_size)
+    return AllRows(len(p)) if batch_size >= len(p) else WeightedIndex(p, batch_size, tables)
 
 
 class WeightedIndex(BlockIndex):
@@ -33,15 +33,10 @@ class WeightedIndex(BlockIndex):
     so ``sum_B weight_i ∇f_i`` is unbiased for ``sum_i ∇f_i``.
     """
 
-    def __init__(self, probabilities, batch_size):
+    def __init__(self, probabilities, batch_size, tables=None):
         p = np.asarray(probabilities, dtype=np.float64)
         super().__init__(p.size, batch_size)
-        cdf = np.cumsum(p)
-        self.total = cdf[-1]
-        self.inv_p = self.total / p  # 1 / P(row i) with the exact normaliser
-        self.cdf = np.append(cdf, np.inf)  # sentinel: the forward search stops
-        edges = np.arange(self.n_rows) * (self.total / self.n_rows) * (1.0 - 1e-12)
-        self.guide = np.searchsorted(cdf, edges, side="right")
+        self.cdf, self.total, self.inv_p, self.guide = tables or weight_tables(p)
 
     def sample(self, rng, size):
         """Row indices of shape ``size`` drawn i.i.d. from ``p``."""
@@ -61,6 +56,25 @@ class WeightedIndex(BlockIndex):
         w = self.inv_p[idx]
         w /= self.b
         return w
+
+
+class WeightTables(NamedTuple):
+    """What :class:`WeightedIndex` draws from: ``cdf`` (with an ``inf`` sentinel), ``total``,
+    ``inv_p = 1 / P(row i)`` and the guide table; built once per weights, whatever the batch."""
+
+    cdf: np.ndarray
+    total: float
+    inv_p: np.ndarray
+    guide: np.ndarray
+
+
+def weight_tables(p):
+    """:class:`WeightTables` of the (unnormalised) weights ``p``: ``O(n log n)``."""
+    cdf = np.cumsum(p)
+    total = cdf[-1]
+    edges = np.arange(p.size) * (total / p.size) * (1.0 - 1e-12)
+    guide = np.searchsorted(cdf, edges, side="right")
+    return WeightTables(np.append(cdf, np.inf), total, total / p, guide)
 
 
 def preference_weights(posterior, laplace, correction, uniform_mix, rng):
@@ -121,9 +135,11 @@ class Preferential(IndexedStrategy):
                               "correction": CORRECTION_CONSTRAINT}
 
     def build(self, posterior, laplace, *, batch_size, rng):
-        p, evals, outputs = preference_weights(posterior, laplace, self._correction(),
-                                               float(self.uniform_mix), rng)
-        return self._estimator(posterior, laplace, weighted_index(p, batch_size),
+        correction, mix = self._correction(), float(self.uniform_mix)
+        key = ("weight tables", correction.uses_anchor, mix, repr(rng.bit_generator.state))
+        p, evals, outputs = preference_weights(posterior, laplace, correction, mix, rng)
+        tables, _ = once_per((posterior, laplace), key, lambda: (weight_tables(p), 0))
+        return self._estimator(posterior, laplace, weighted_index(p, batch_size, tables),
                                outputs=outputs, preprocessing_evals=evals)
 
 
