@@ -13,7 +13,7 @@ from ..utils import ConvergenceWarning, user_stacklevel
 from ._laplace import DENSE_MAX_PARAMS, diagonal_curvature, uses_dense
 from ._newton import ModeResult, newton_mode
 
-__all__ = ["ModeResult", "find_mode", "lbfgs_mode", "adam_mode"]
+__all__ = ["ModeResult", "find_mode", "lbfgs_mode", "adam_mode", "adam_starts"]
 
 # Newton first runs on a uniform subsample of this many rows (likelihood scaled
 # to N) when the data have at least 4x as many: full-data Newton then starts a
@@ -146,3 +146,15 @@ def adam_mode(posterior, rng, *, n_epochs=None, batch_size=128, lr=1e-3):
             t += 1
             _adam_step(theta, g, m, v, buf, lr, beta1, beta2, t)
     return theta[0], n_epochs * steps_per_epoch * b
+
+
+def adam_starts(posterior, rngs):
+    """One :func:`adam_mode` run per generator of ``rngs``, each from its own random
+    initialisation: ``(thetas (len(rngs), p), n_grad_evals)``.
+
+    Over-dispersed chain starts for a multimodal posterior (the MLP): hidden units permute and
+    separate runs settle in different modes, so chains started there disagree unless they mix;
+    starting every chain at one optimum would let R-hat miss the other modes.
+    """
+    runs = [adam_mode(posterior, rng) for rng in rngs]
+    return np.array([theta for theta, _ in runs]), sum(evals for _, evals in runs)

@@ -1,0 +1,86 @@
+"""The MLP's verdict in function space: over-dispersed chain starts, budget, warning text."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_blobs
+
+from skbayes_sg import BayesianMLPClassifier
+from skbayes_sg.diagnostics import ESS_PER_CHAIN
+from skbayes_sg.estimators._mlp import _function_hint
+from skbayes_sg.models import GaussianPrior, MLPModel, Posterior
+from skbayes_sg.preprocessing._mode import adam_mode, adam_starts
+from skbayes_sg.utils import ConvergenceWarning
+
+SHORT = dict(hidden_layer_sizes=(4,), n_warmup=0, n_draws=10, thin=1, max_doublings=0)
+
+
+@pytest.fixture(scope="module")
+def blobs():
+    X, y = make_blobs(n_samples=120, centers=3, cluster_std=2.0, random_state=0)
+    return (X - X.mean(0)) / X.std(0), y
+
+
+def _posterior(X, y):
+    model = MLPModel((X.shape[1], 4, 3))
+    return Posterior(model, GaussianPrior(model.prior_precision(1.0)), X, y.astype(np.intp))
+
+
+def _fit(X, y, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return BayesianMLPClassifier(**{**SHORT, "random_state": 0, **kw}).fit(X, y)
+
+
+def test_default_draws_leave_room_for_the_verdict():
+    # ESS >= 100 per chain needs more than 100 draws per chain, and extension needs 2x that
+    assert BayesianMLPClassifier().n_draws >= 2 * ESS_PER_CHAIN
+
+
+def test_adam_starts_are_separate_optima(blobs):
+    post = _posterior(*blobs)
+    rngs = np.random.default_rng(0).spawn(2)
+    thetas, evals = adam_starts(post, rngs)
+    inits = [post.model.init_position(r) for r in np.random.default_rng(0).spawn(2)]
+    assert thetas.shape == (2, post.model.n_params)
+    assert evals == 2 * adam_mode(post, np.random.default_rng(1))[1]
+    # each run descends from its own initialisation, and they end in different places
+    assert np.all(post.potential(thetas) < post.potential(np.array(inits)))
+    assert np.linalg.norm(thetas[0] - thetas[1]) > 0.5 * np.linalg.norm(thetas[0])
+
+
+def test_chains_start_in_different_modes(blobs):
+    X, y = blobs
+    spread = {}
+    for init in ("laplace", "mode"):
+        first = _fit(X, y, init=init, n_chains=3).draws_[:, 0]
+        spread[init] = np.linalg.norm(first[1:] - first[0], axis=1).min()
+    assert spread["laplace"] > 20 * spread["mode"]
+
+
+def test_extra_adam_runs_are_counted(blobs):
+    X, y = blobs
+    one = _fit(X, y, n_chains=1).diagnostics_["preprocessing_grad_evals"]
+    three = _fit(X, y, n_chains=3).diagnostics_["preprocessing_grad_evals"]
+    per_run = adam_mode(_posterior(X, y), np.random.default_rng(0))[1]
+    assert three - one == 2 * per_run
+
+
+def test_function_hint_figures():
+    # chains' mean probabilities of the 2 rows: row 0 (0.5, 0.7), row 1 (0.99999, 0.999995)
+    p = np.array([[[0.5, 0.99999]] * 3, [[0.7, 0.999995]] * 3])
+    hint = _function_hint(np.log(p), rhat=np.array([1.5, 1.0]))
+    assert "is 0.6;" in hint and "at most 0.2." in hint and "Near-certain" not in hint
+    hint = _function_hint(np.log(p), rhat=np.array([1.0, 1.5]))
+    assert "is 1 - 7.5e-06;" in hint and "Near-certain" in hint
+
+
+def test_warning_speaks_in_function_space(blobs):
+    X, y = blobs
+    with pytest.warns(ConvergenceWarning) as record:
+        BayesianMLPClassifier(**SHORT, random_state=0, n_chains=2).fit(X, y)
+    message = str(record[0].message)
+    assert "training-row predictive log-probabilities" in message
+    assert "mean predicted probabilities differ by at most" in message
+    assert "thin and max_doublings" in message
