@@ -24,9 +24,15 @@ SHORT = dict(n_warmup=100, n_draws=50) if FAST else {}
 
 def report(name, est, seconds):
     d = est.diagnostics_
+    # the MLP is judged in function space (its raw weights permute between chains)
+    space = "predictive_" if "predictive_rhat" in d else ""
     print(f"  fit {seconds:.1f}s | sampler step {d['step_size']:.3g} | "
-          f"min bulk ESS {np.nanmin(d['ess']):.0f} | max R-hat {np.nanmax(d['rhat']):.3f} | "
-          f"{d['data_passes']:.1f} data passes")
+          f"min bulk ESS {np.nanmin(d[space + 'ess']):.0f} | "
+          f"max R-hat {np.nanmax(d[space + 'rhat']):.3f}"
+          f"{' (function space)' if space else ''} | {d['data_passes']:.1f} data passes")
+    if not d["converged"]:
+        print(f"  not converged after {d['sampling_steps']} sampling steps per chain: "
+              "the ConvergenceWarning above says how far apart the chains are")
 
 
 def classification(name, est, X, y):
@@ -61,6 +67,10 @@ if __name__ == "__main__":
     classification("BayesianLogisticRegression (breast cancer)",
                    BayesianLogisticRegression(random_state=0, **SHORT),
                    *load_breast_cancer(return_X_y=True))
+    # A network's posterior mixes slowly even in function space: on digits the default run
+    # (16,000 sampling steps per chain after 3 doublings, a few seconds) ends near a predictive
+    # R-hat of 1.2 and warns, truthfully; the chains' mean predicted probabilities then differ
+    # by a few hundredths at most, and the pooled predictions are accurate and calibrated.
     classification("BayesianMLPClassifier (digits)",
                    BayesianMLPClassifier(hidden_layer_sizes=(32,), random_state=0, **SHORT),
                    *load_digits(return_X_y=True))
