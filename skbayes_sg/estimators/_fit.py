@@ -15,6 +15,7 @@ from threadpoolctl import threadpool_limits
 
 from ..models import Laplace, Posterior
 from ..preprocessing import find_mode, laplace_at
+from ..preprocessing._mode import adam_starts
 from ..samplers import SAMPLERS, from_laplace, identity, run_chains
 from ..subsampling import SUBSAMPLING
 from ..utils import DivergenceError
@@ -62,12 +63,25 @@ def _prior_draws(posterior, laplace, rng, n, scale):
     return rng.standard_normal((n, sd.size)) * sd
 
 
-# init= of the estimators: (posterior, laplace, rng, n_chains, dispersion) -> (n_chains, p)
+def _laplace_starts(posterior, laplace, rng, n, scale):
+    """Laplace draws around the mode; for a multimodal model (``random_init``: the MLP), chains
+    ``1..`` around their own Adam optima (:func:`~skbayes_sg.preprocessing._mode.adam_starts`),
+    so the chains start in different modes and R-hat can see whether they agree."""
+    theta0 = laplace.draws(rng, n, scale=scale)
+    if not posterior.model.random_init or n < 2:
+        return theta0, 0
+    modes, evals = adam_starts(posterior, rng.spawn(n - 1))
+    theta0[1:] += modes - laplace.mode
+    return theta0, evals
+
+
+# init= of the estimators: (posterior, laplace, rng, n_chains, dispersion) -> ((n_chains, p),
+# gradient evaluations spent)
 STARTS = {
-    "laplace": lambda pst, lap, rng, n, scale: lap.draws(rng, n, scale=scale),
-    "mode": lambda pst, lap, rng, n, scale: np.tile(lap.mode, (n, 1)),
-    "zeros": lambda pst, lap, rng, n, scale: np.zeros((n, lap.mode.size)),
-    "prior": _prior_draws,
+    "laplace": _laplace_starts,
+    "mode": lambda pst, lap, rng, n, scale: (np.tile(lap.mode, (n, 1)), 0),
+    "zeros": lambda pst, lap, rng, n, scale: (np.zeros((n, lap.mode.size)), 0),
+    "prior": lambda pst, lap, rng, n, scale: (_prior_draws(pst, lap, rng, n, scale), 0),
 }
 
 
@@ -82,8 +96,9 @@ def prepare(posterior, sampler, strategy, *, batch_size, step_size, precondition
     (``Prepared.sampler`` is the sampler that runs).
 
     The chains start where ``init`` says (a key of :data:`STARTS`): Laplace
-    draws around the mode scaled by ``dispersion`` (the default), the mode,
-    zeros, or prior draws (cold starts, for convergence-speed experiments).
+    draws around the mode scaled by ``dispersion`` (the default; the MLP's chains ``1..`` around
+    their own Adam optima, counted in the preprocessing), the mode, zeros, or prior draws (cold
+    starts, for convergence-speed experiments).
 
     BLAS runs on one thread: the work is a long series of small products over row chunks, which
     gain little from a second thread, and with the other core busy (joblib chains, another job) a
@@ -105,9 +120,10 @@ def prepare(posterior, sampler, strategy, *, batch_size, step_size, precondition
                                      batch_size=batch_size, step_size=step_size, streams=streams)
             tuning = replace(tuning, n_grad_evals=tuning.n_grad_evals + spent,
                              batch_size=posterior.n_rows)
-    theta0 = STARTS[init](posterior, laplace, streams.child("init"), n_chains, dispersion)
+        theta0, start_evals = STARTS[init](posterior, laplace, streams.child("init"), n_chains,
+                                           dispersion)
     evals = (mode.n_grad_evals + laplace_evals + tuning.n_grad_evals
-             + estimator.preprocessing_evals)
+             + estimator.preprocessing_evals + start_evals)
     info = {"preprocessing_grad_evals": int(evals), "curvature": tuning.curvature,
             "gradient_noise": tuning.gradient_noise, "batch_size": tuning.batch_size,
             "sampler": sampler.name, **estimator.outputs}

@@ -1,6 +1,5 @@
 """BayesianMLPClassifier."""
 
-from dataclasses import replace
 from numbers import Integral
 
 import numpy as np
@@ -10,7 +9,6 @@ from sklearn.utils._param_validation import StrOptions
 
 from ..diagnostics import assess, convergence_problems
 from ..models import MLPModel
-from ..preprocessing._mode import adam_starts
 from ._base import _BaseSGMCMC, _store_params
 from ._classifier import _ClassifierMixin
 from ._docs import CLASSIFIER_PARAMETERS, COMMON_ATTRIBUTES, COMMON_PARAMETERS, REFERENCES, REPORT_NOTES
@@ -146,20 +144,6 @@ class BayesianMLPClassifier(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC):
             return verdict._replace(problems=problems)
 
         return judge
-
-    def _sample(self, prep, streams, progress):
-        """With ``init="laplace"``, chain ``c >= 1`` starts at its own Adam optimum
-        (:func:`~skbayes_sg.preprocessing._mode.adam_starts`) plus chain ``c``'s Laplace
-        dispersion; chain 0 keeps the mode that centres the preconditioner."""
-        C = prep.theta0.shape[0]
-        if self.init == "laplace" and C > 1:
-            rngs = streams.child("mlp_starts").spawn(C - 1)
-            modes, evals = adam_starts(prep.posterior, rngs)
-            theta0 = prep.theta0.copy()
-            theta0[1:] += modes - prep.laplace.mode
-            prep.info["preprocessing_grad_evals"] += evals  # fit's record of this fit's costs
-            prep = replace(prep, theta0=theta0)
-        return super()._sample(prep, streams, progress)
 
     def __init__(self, *, hidden_layer_sizes=(100,), activation="relu", prior_scale=1.0,
                  fit_intercept=True, sampler="sgnht", subsampling="uniform", batch_size=100,
