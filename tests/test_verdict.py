@@ -87,6 +87,32 @@ def test_sampling_is_extended_until_the_standard_is_met():
     np.testing.assert_allclose(again.draws_, long.draws_, rtol=1e-9)  # reproducible, n_jobs-free
 
 
+def test_doublings_needed_extrapolates_the_fall_of_rhat():
+    from skbayes_sg.diagnostics import Assessment
+    from skbayes_sg.estimators._extend import doublings_needed
+
+    def verdict(r):
+        return Assessment(np.array([1.0, r, np.nan]), np.ones(3), np.ones(3), ("x",))
+
+    # mixing chains halve R^2 - 1 per doubling: from 1.04 about 2 more doublings reach 1.01
+    assert doublings_needed(verdict(1.0794), verdict(1.04)) == pytest.approx(2.0, abs=0.05)
+    assert doublings_needed(verdict(1.5), verdict(1.005)) == 0.0  # passes
+    assert doublings_needed(verdict(1.2), verdict(1.2)) == np.inf  # stalled
+    assert doublings_needed(verdict(2.5), verdict(2.4)) > 20  # a slow fall: hopeless
+
+
+def test_a_stalled_run_stops_before_the_budget_and_says_why(small_logistic):
+    # a tiny user step: the chains barely leave their dispersed starts, so one doubling hardly
+    # lowers R-hat and the rule stops instead of spending 8x the sampling to warn anyway
+    X, y = small_logistic
+    est, caught = _fit(BayesianLogisticRegression(sampler="sgld", step_size=1e-6, n_warmup=10,
+                                                  n_draws=200, n_chains=2, random_state=0),
+                       X, y)
+    d = est.diagnostics_
+    assert d["n_doublings"] == 1 and d["doublings_needed"] > 3
+    assert any("stopped before the budget was spent" in str(w.message) for w in caught)
+
+
 def test_summary_and_fit_give_one_verdict(small_logistic):
     X, y = small_logistic
     est, caught = _fit(BayesianLogisticRegression(sampler="sghmc", n_warmup=20, n_draws=30,

@@ -212,12 +212,22 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
                      predictive_ess_tail=verdict.ess_tail)
         self.diagnostics_ = d
         if verdict.problems:
-            budget = (f" (sampling ran {info['sampling_steps']} steps per chain after "
-                      f"{info['n_doublings']} doublings, the budget max_doublings="
-                      f"{self.max_doublings})" if info["n_doublings"] else "")
-            warnings.warn("The chains have not converged" + budget + ": "
+            warnings.warn("The chains have not converged" + self._budget_note(info) + ": "
                           + " ".join(verdict.problems) + self._noise_hint(),
                           ConvergenceWarning, stacklevel=user_stacklevel())
+
+    def _budget_note(self, info):
+        """What the run-until-converged rule did, for the convergence warning."""
+        note = (f" (sampling ran {info['sampling_steps']} steps per chain after "
+                f"{info['n_doublings']} doublings, the budget max_doublings="
+                f"{self.max_doublings})" if info["n_doublings"] else "")
+        need = info.get("doublings_needed")
+        if need is not None:  # stopped early: the projection exceeded the budget
+            rate = ("did not lower R-hat" if not np.isfinite(need) else
+                    f"at the rate of the last doubling R-hat needs about {need:.2g} more")
+            note += (f"; stopped before the budget was spent: {rate}, more than the "
+                     f"{self.max_doublings - info['n_doublings']} left allow")
+        return note
 
     def _warn_step_bias(self, tuning):
         """Warn when a user-set step is predicted to bias the posterior variance by over 10%."""
