@@ -10,9 +10,12 @@ ESS = NaN (as Stan does): there is no variance to estimate, and a stuck
 sampler must not look perfectly efficient. No warning is raised.
 """
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 from scipy.special import ndtri
 
+from ..utils import blas_threads, one_blas_thread
 from ._autocorr import autocovariance
 
 __all__ = ["effective_sample_size"]
@@ -47,17 +50,29 @@ def _as_draws(draws, min_draws=4):
 def _by_columns(x, func):
     """Apply ``func`` to float64 column blocks of valid parameters, NaN elsewhere.
 
-    A parameter is valid when all its draws are finite and not all equal.
+    A parameter is valid when all its draws are finite and not all equal.  Several blocks (a
+    network's weights) run in as many Python threads as BLAS may use (sorts and FFTs release
+    the GIL; BLAS itself is held to one thread meanwhile); one block runs here.
     """
     out = np.full(x.shape[2], np.nan)
     step = max(1, _BLOCK_ELEMENTS // (x.shape[0] * x.shape[1]))
-    for start in range(0, x.shape[2], step):
+    starts = range(0, x.shape[2], step)
+
+    def one(start):
         block = np.asarray(x[:, :, start : start + step], dtype=float)
         finite = np.isfinite(block).all(axis=(0, 1))
         spread = np.where(finite, np.ptp(block, axis=(0, 1)), 0.0)
         valid = np.flatnonzero(finite & (spread > 0))
         if valid.size:
             out[start + valid] = func(block[:, :, valid])
+
+    threads = min(len(starts), blas_threads())
+    if threads < 2:
+        for start in starts:
+            one(start)
+        return out
+    with one_blas_thread(), ThreadPoolExecutor(threads) as pool:
+        list(pool.map(one, starts))
     return out
 
 

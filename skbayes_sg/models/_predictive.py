@@ -24,9 +24,8 @@ rows back along their ray (:func:`~skbayes_sg.models._finite.shrink_rows`).
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-from threadpoolctl import ThreadpoolController
 
-from ..utils import row_chunks
+from ..utils import blas_threads, one_blas_thread, row_chunks
 from ._sparse import draw_chunks, is_sparse, row_block
 
 __all__ = ["binary_sums", "cache_rows", "compute_dtype", "glm_mean", "network_mean",
@@ -35,7 +34,6 @@ __all__ = ["binary_sums", "cache_rows", "compute_dtype", "glm_mean", "network_me
 _CACHE_BYTES = 1 << 20  # working set of a row chunk: well inside a 2 MiB L2
 _MIN_ROWS, _MAX_ROWS = 64, 4096
 _GROUP_ELEMENTS = 1 << 22  # parameters of a group of draws copied in the compute layout
-_CONTROLLER = []  # one ThreadpoolController, made on first use (finding the libraries: ~2 ms)
 #: largest |logit| fed to ``exp``: exp stays finite and ``1 + exp`` representable
 _EXP_LIMIT = {np.dtype(np.float64): 700.0, np.dtype(np.float32): 80.0}
 
@@ -107,32 +105,18 @@ def glm_mean(coef, intercept, X):
     dtype, n = compute_dtype(X), X.shape[0]
     out = np.zeros((n, max(R, 2)))
     blocks = _row_blocks(n, cache_rows(S * R, dtype))
-    with _one_blas_thread(), ThreadPoolExecutor(len(blocks)) as pool:
+    with one_blas_thread(), ThreadPoolExecutor(len(blocks)) as pool:
         for g in draw_chunks((S, R * (d + 1)), 1, 1, _GROUP_ELEMENTS):
             W = _glm_coef(coef[g], intercept[g], dtype)
             list(pool.map(lambda sl: _glm_sums(W, R, row_block(X, sl), out[sl]), blocks))
     return normalize_rows(out)
 
 
-def _controller():
-    """The controller of the loaded libraries, made on first use (finding them: ~2 ms)."""
-    if not _CONTROLLER:
-        _CONTROLLER.append(ThreadpoolController())
-    return _CONTROLLER[0]
-
-
 def _row_blocks(n, chunk):
     """Contiguous row blocks, one per BLAS thread allowed now, of at least 4 chunks each."""
-    info = _controller().select(user_api="blas").info()
-    threads = min([lib["num_threads"] for lib in info] or [1])
-    k = int(max(1, min(threads, n // (4 * chunk))))
+    k = int(max(1, min(blas_threads(), n // (4 * chunk))))
     edges = np.linspace(0, n, k + 1).round().astype(int)
     return [slice(a, b) for a, b in zip(edges[:-1], edges[1:])]
-
-
-def _one_blas_thread():
-    """Context limiting BLAS to one thread (see the module docstring)."""
-    return _controller().limit(limits=1, user_api="blas")
 
 
 def _glm_coef(coef, intercept, dtype):
