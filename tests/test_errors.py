@@ -90,6 +90,19 @@ def test_divergence_is_reported_not_nan():
                                  preconditioner=None, **FAST).fit(X * 100, y_reg * 100)
 
 
+def test_auto_step_retries_a_divergence_after_warmup(monkeypatch):
+    # no warm-up: an automatic step 30x too large diverges while sampling, and is quartered
+    from skbayes_sg.estimators import _tuning
+
+    rule = _tuning.auto_step_size
+    monkeypatch.setattr(_tuning, "auto_step_size", lambda *a, **k: 30.0 * rule(*a, **k))
+    rs = np.random.RandomState(0)
+    Xb, yb = rs.normal(loc=100, size=(100, 2)), rs.randint(0, 2, 100)
+    est = BayesianMLPClassifier(hidden_layer_sizes=(8,), n_warmup=0, n_draws=20, thin=2,
+                                random_state=0).fit(Xb, yb)
+    assert est.diagnostics_["step_size_retries"] >= 1 and np.isfinite(est.draws_).all()
+
+
 def test_auto_step_retries_a_diverging_warmup(monkeypatch):
     # Unstandardized inputs (~100) make a ReLU network's curvature vary far
     # beyond the pilot's estimate; an automatic step 30x too large (the rule

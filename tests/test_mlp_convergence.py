@@ -84,3 +84,16 @@ def test_warning_speaks_in_function_space(blobs):
     assert "training-row predictive log-probabilities" in message
     assert "mean predicted probabilities differ by at most" in message
     assert "thin and max_doublings" in message
+
+
+def test_starts_do_not_depend_on_running_in_the_background(blobs):
+    # the extra Adam runs overlap the preprocessing in a worker thread when BLAS may use two
+    # threads, and run in line otherwise: the same starts, hence the same draws, either way
+    from threadpoolctl import threadpool_limits
+
+    X, y = blobs
+    with threadpool_limits(2, user_api="blas"):
+        background = _fit(X, y, n_chains=3).draws_
+    with threadpool_limits(1, user_api="blas"):
+        inline = _fit(X, y, n_chains=3).draws_
+    np.testing.assert_array_equal(background, inline)

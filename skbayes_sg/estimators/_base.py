@@ -17,9 +17,10 @@ from ..utils import (ApproximationWarning, ConvergenceWarning, make_rng, make_st
                      user_stacklevel, warn_user)
 from ._dask_hooks import DASK_METHODS, dask_backend, dask_dispatch
 from ._extend import extend_until_converged
-from ._fit import STARTS, check_combination, prepare, resolve, sample_with_retries
+from ._fit import check_combination, prepare, resolve, sample_with_retries
 from ._progress import make_progress
 from ._report import _ReportMixin
+from ._starts import STARTS
 
 __all__ = ["_BaseSGMCMC", "_store_params"]
 

@@ -15,10 +15,10 @@ from threadpoolctl import threadpool_limits
 
 from ..models import Laplace, Posterior
 from ..preprocessing import find_mode, laplace_at
-from ..preprocessing._mode import adam_starts
 from ..samplers import SAMPLERS, from_laplace, identity, run_chains
 from ..subsampling import SUBSAMPLING
-from ..utils import DivergenceError
+from ..utils import DivergenceError, blas_threads
+from ._starts import ChainStarts
 from ._tuning import Tuning, tune
 
 __all__ = ["Prepared", "check_combination", "prepare", "resolve", "sample_with_retries"]
@@ -56,35 +56,6 @@ def check_combination(sampler, strategy):
     strategy.check_sampler(sampler)
 
 
-def _prior_draws(posterior, laplace, rng, n, scale):
-    """Draws of the Gaussian prior (coordinates with a flat prior stay at 0)."""
-    prec = posterior.prior.precision
-    sd = np.where(prec > 0, 1.0 / np.sqrt(np.where(prec > 0, prec, 1.0)), 0.0)
-    return rng.standard_normal((n, sd.size)) * sd
-
-
-def _laplace_starts(posterior, laplace, rng, n, scale):
-    """Laplace draws around the mode; for a multimodal model (``random_init``: the MLP), chains
-    ``1..`` around their own Adam optima (:func:`~skbayes_sg.preprocessing._mode.adam_starts`),
-    so the chains start in different modes and R-hat can see whether they agree."""
-    theta0 = laplace.draws(rng, n, scale=scale)
-    if not posterior.model.random_init or n < 2:
-        return theta0, 0
-    modes, evals = adam_starts(posterior, rng.spawn(n - 1))
-    theta0[1:] += modes - laplace.mode
-    return theta0, evals
-
-
-# init= of the estimators: (posterior, laplace, rng, n_chains, dispersion) -> ((n_chains, p),
-# gradient evaluations spent)
-STARTS = {
-    "laplace": _laplace_starts,
-    "mode": lambda pst, lap, rng, n, scale: (np.tile(lap.mode, (n, 1)), 0),
-    "zeros": lambda pst, lap, rng, n, scale: (np.zeros((n, lap.mode.size)), 0),
-    "prior": lambda pst, lap, rng, n, scale: (_prior_draws(pst, lap, rng, n, scale), 0),
-}
-
-
 def prepare(posterior, sampler, strategy, *, batch_size, step_size, preconditioner, n_chains,
             streams, dispersion=1.0, init="laplace", exact_switch=False):
     """Mode, Laplace approximation, preconditioner, gradient estimator, tuning, start points.
@@ -95,17 +66,21 @@ def prepare(posterior, sampler, strategy, *, batch_size, step_size, precondition
     Metropolis-corrected :class:`~skbayes_sg.samplers.HMC` on ``subsampling="full"``
     (``Prepared.sampler`` is the sampler that runs).
 
-    The chains start where ``init`` says (a key of :data:`STARTS`): Laplace
+    The chains start where ``init`` says (a key of :data:`~._starts.STARTS`): Laplace
     draws around the mode scaled by ``dispersion`` (the default; the MLP's chains ``1..`` around
-    their own Adam optima, counted in the preprocessing), the mode, zeros, or prior draws (cold
-    starts, for convergence-speed experiments).
+    their own Adam optima, run alongside the rest and counted in the preprocessing,
+    :mod:`._starts`), the mode, zeros, or prior draws (cold starts, for convergence-speed
+    experiments).
 
     BLAS runs on one thread: the work is a long series of small products over row chunks, which
     gain little from a second thread, and with the other core busy (joblib chains, another job) a
     two-thread ``(A * c).T @ A`` on an 8192 x 51 chunk took 0.17 s instead of 1.6 ms -- the Newton
     Hessians of a 10^6-row fit went from under 2 s to 36 s.
     """
+    background = blas_threads() > 1  # before the limit below (it holds for every thread)
     with threadpool_limits(1, user_api="blas"):
+        starts = ChainStarts(posterior, init, streams.child("init"), n_chains, dispersion,
+                             background=background)  # the MLP's extra Adam runs begin now
         mode = find_mode(posterior, streams.child("mode"))
         laplace, laplace_evals = laplace_at(
             posterior, mode.theta, "auto" if preconditioner is None else preconditioner,
@@ -120,8 +95,7 @@ def prepare(posterior, sampler, strategy, *, batch_size, step_size, precondition
                                      batch_size=batch_size, step_size=step_size, streams=streams)
             tuning = replace(tuning, n_grad_evals=tuning.n_grad_evals + spent,
                              batch_size=posterior.n_rows)
-        theta0, start_evals = STARTS[init](posterior, laplace, streams.child("init"), n_chains,
-                                           dispersion)
+        theta0, start_evals = starts.result(laplace)
     evals = (mode.n_grad_evals + laplace_evals + tuning.n_grad_evals
              + estimator.preprocessing_evals + start_evals)
     info = {"preprocessing_grad_evals": int(evals), "curvature": tuning.curvature,
@@ -136,10 +110,11 @@ _MAX_RETRIES, _RETRY_FACTOR = 3, 0.25
 def sample_with_retries(sampler, prep, streams, *, auto, **kwargs):
     """:func:`sample`; with ``step_size="auto"``, retry smaller steps on divergence.
 
-    A chain that diverges during warm-up with the automatic step restarts all chains with the step
-    multiplied by 0.25 and fresh chain streams (``streams.retry(k)``, so still reproducible), at
-    most three times; ``info["step_size_retries"]`` records how many.  With a user-given step, or
-    after the retries, the :class:`DivergenceError` propagates.
+    A chain that diverges with the automatic step -- in warm-up, or later where the step tuned at
+    the mode is too large (an MLP chain started in another mode, of higher curvature) -- restarts
+    all chains with the step multiplied by 0.25 and fresh chain streams (``streams.retry(k)``, so
+    still reproducible), at most three times; ``info["step_size_retries"]`` records how many.
+    With a user-given step, or after the retries, the :class:`DivergenceError` propagates.
     """
     noise, index, step = streams.noise, streams.index, prep.tuning.step_size
     for retry in range(_MAX_RETRIES + 1):
@@ -151,7 +126,7 @@ def sample_with_retries(sampler, prep, streams, *, auto, **kwargs):
             info["step_size_retries"] = retry
             return draws, evals, steps, info, seconds
         except DivergenceError as err:
-            if not auto or retry == _MAX_RETRIES or getattr(err, "phase", "") != "warmup":
+            if not auto or retry == _MAX_RETRIES:
                 err.args = (f"{err} {_step_origin(auto, retry)}",)
                 raise
             step *= _RETRY_FACTOR
