@@ -1,0 +1,149 @@
+"""A default BayesianMLPClassifier fit on MNIST, phase by phase, against MLPClassifier (issue 16).
+
+The library's default 784-100-10 network (``BayesianMLPClassifier(random_state=0)``) on MNIST's
+60,000 training rows as float32 (pixels / 255), and scikit-learn's ``MLPClassifier`` with its
+defaults (one hidden layer of 100, Adam, up to 200 epochs), both judged on the 10,000 test rows
+(accuracy, log-loss).  The fit's seconds are split into
+
+* ``mode``: the Adam run whose optimum centres the preconditioner and starts chain 0;
+* ``starts``: the extra Adam runs of chains ``1..`` (run alongside the rest of the
+  preprocessing when BLAS may use two threads, so their seconds overlap ``mode``);
+* ``preprocessing``: everything before sampling (``diagnostics_["preprocessing_seconds"]``:
+  mode, starts, the Fisher preconditioner, the gradient-noise pilots, the step rule);
+* ``sampling``: the chains (``diagnostics_["sampling_seconds"]``, doublings included);
+* ``verdict and summaries``: the rest of ``fit`` (the function-space verdict after each round,
+  R-hat and ESS of every raw weight, posterior means).
+
+Needs ``mnist.npz`` (``--data-dir`` / ``SKBAYES_SG_DATA``); without it, uniform noise of the
+same shape stands in (the figures then mean nothing).  ``--quick``: 2,000 rows, 200 test rows, a
+hidden layer of 16, short chains.  Expect about 2 minutes for the full run.
+
+    python benchmarks/bench_mlp_fit.py [--quick] [--data-dir DIR] [--json PATH] [--markdown PATH]
+"""
+
+import os
+import time
+import warnings
+
+import numpy as np
+from sklearn.metrics import log_loss
+from sklearn.neural_network import MLPClassifier
+
+from _common import cli, header, load_npz, write_json, write_markdown
+
+import skbayes_sg.estimators._starts as starts_module
+import skbayes_sg.preprocessing._mode as mode_module
+from skbayes_sg import BayesianMLPClassifier
+
+FULL = {"rows": 60_000, "test": 10_000, "fit": {}, "sk": {}}
+QUICK = {"rows": 2_000, "test": 200,
+         "fit": {"hidden_layer_sizes": (16,), "n_warmup": 50, "n_draws": 20, "thin": 2},
+         "sk": {"hidden_layer_sizes": (16,), "max_iter": 5}}
+
+
+def mnist(size, data_dir):
+    data = load_npz("mnist", data_dir)
+    if data is None:
+        rng = np.random.default_rng(0)
+        n = size["rows"] + size["test"]
+        X, y = rng.random((n, 784), dtype=np.float32), rng.integers(0, 10, n)
+        return X[:size["rows"]], y[:size["rows"]], X[size["rows"]:], y[size["rows"]:], "noise"
+    X = (data["X_train"][:size["rows"]].reshape(-1, 784) / 255.0).astype(np.float32)
+    Xt = (data["X_test"][:size["test"]].reshape(-1, 784) / 255.0).astype(np.float32)
+    return X, data["y_train"][:size["rows"]], Xt, data["y_test"][:size["test"]], "mnist"
+
+
+def timed_phases():
+    """Wrap the Adam mode search and the extra chain starts to record their wall seconds."""
+    record = {"mode": 0.0, "starts": 0.0}
+
+    def wrap(module, name, phase):
+        fn = getattr(module, name)
+
+        def timed(*args, **kwargs):
+            t0 = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                record[phase] += time.perf_counter() - t0
+        setattr(module, name, timed)
+
+    wrap(mode_module, "find_mode", "mode")
+    wrap(starts_module, "adam_starts", "starts")
+    import skbayes_sg.estimators._fit as fit_module
+    fit_module.find_mode = mode_module.find_mode
+    return record
+
+
+def ours(size, X, y, Xt, yt):
+    record = timed_phases()
+    est = BayesianMLPClassifier(random_state=0, **size["fit"])
+    t0 = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est.fit(X, y)
+    fit = time.perf_counter() - t0
+    d, proba = est.diagnostics_, est.predict_proba(Xt)
+    return {"fit_seconds": fit, "mode_seconds": record["mode"],
+            "starts_seconds": record["starts"],
+            "preprocessing_seconds": d["preprocessing_seconds"],
+            "sampling_seconds": d["sampling_seconds"],
+            "verdict_seconds": fit - d["preprocessing_seconds"] - d["sampling_seconds"],
+            "n_doublings": d["n_doublings"], "doublings_needed": d["doublings_needed"],
+            "predictive_rhat": float(np.nanmax(d["predictive_rhat"])),
+            "warned": any("not converged" in str(w.message) for w in caught),
+            "accuracy": float(np.mean(proba.argmax(1) == yt)),
+            "log_loss": float(log_loss(yt, proba, labels=np.arange(10)))}
+
+
+def sklearn_fit(size, X, y, Xt, yt):
+    est = MLPClassifier(random_state=0, **size["sk"])
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X, y)
+    fit = time.perf_counter() - t0
+    proba = est.predict_proba(Xt)
+    return {"fit_seconds": fit, "accuracy": float(np.mean(proba.argmax(1) == yt)),
+            "log_loss": float(log_loss(yt, proba, labels=np.arange(10)))}
+
+
+def markdown(r, sk, source, args):
+    note = ("Default settings, float32 X, one process (BLAS threads as the library sets them: "
+            "one during preprocessing, the extra Adam runs in a second thread). Seconds are wall "
+            "seconds of one fit; `starts` overlaps `mode` (see the script's docstring).")
+    lines = [header(f"MLP 784-100-10 fit on {source}", args, seeds=[0], repeats=1, note=note),
+             "", "| | seconds |", "|---|---|"]
+    for key in ("mode", "starts", "preprocessing", "sampling", "verdict", "fit"):
+        lines.append(f"| {key} | {r[key + '_seconds']:.1f} |")
+    early = ("" if r["doublings_needed"] is None else
+             f" (stopped early: about {r['doublings_needed']:.2g} more projected)")
+    lines += ["", f"Sampling doublings: {r['n_doublings']}{early}; predictive R-hat "
+              f"{r['predictive_rhat']:.3f}; warned: {r['warned']}.", "",
+              "| estimator | fit s | test accuracy | test log-loss |", "|---|---|---|---|",
+              f"| BayesianMLPClassifier | {r['fit_seconds']:.1f} | {r['accuracy']:.4f} | "
+              f"{r['log_loss']:.4f} |",
+              f"| MLPClassifier | {sk['fit_seconds']:.1f} | {sk['accuracy']:.4f} | "
+              f"{sk['log_loss']:.4f} |"]
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    args = cli(__doc__)
+    size = QUICK if args.quick else FULL
+    if args.data_dir:
+        os.environ["SKBAYES_SG_DATA"] = args.data_dir
+    X, y, Xt, yt, source = mnist(size, args.data_dir)
+    r = ours(size, X, y, Xt, yt)
+    sk = sklearn_fit(size, X, y, Xt, yt)
+    print(f"[ours] fit {r['fit_seconds']:.1f} s (mode {r['mode_seconds']:.1f}, starts "
+          f"{r['starts_seconds']:.1f}, prep {r['preprocessing_seconds']:.1f}, sampling "
+          f"{r['sampling_seconds']:.1f}, verdict {r['verdict_seconds']:.1f}); log-loss "
+          f"{r['log_loss']:.4f}; sklearn {sk['fit_seconds']:.1f} s, log-loss {sk['log_loss']:.4f}")
+    write_json(args.json, {"source": source, "ours": r, "sklearn": sk,
+                           "load": os.getloadavg()})
+    write_markdown(args.markdown, markdown(r, sk, source, args))
+
+
+if __name__ == "__main__":
+    main()
