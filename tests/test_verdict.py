@@ -97,8 +97,12 @@ def test_doublings_needed_extrapolates_the_fall_of_rhat():
     # mixing chains halve R^2 - 1 per doubling: from 1.04 about 2 more doublings reach 1.01
     assert doublings_needed(verdict(1.0794), verdict(1.04)) == pytest.approx(2.0, abs=0.05)
     assert doublings_needed(verdict(1.5), verdict(1.005)) == 0.0  # passes
-    assert doublings_needed(verdict(1.2), verdict(1.2)) == np.inf  # stalled
-    assert doublings_needed(verdict(2.5), verdict(2.4)) > 20  # a slow fall: hopeless
+    # near 1.01 noise can hide the fall: the halving is assumed, so a mixing run goes on
+    assert doublings_needed(verdict(1.013), verdict(1.015)) < 1
+    # a transient fading faster than the halving is credited with its own rate
+    assert doublings_needed(verdict(2.6), verdict(1.3)) < 2
+    # a stall far from 1.01: even halving from here needs more than a budget of 8x
+    assert doublings_needed(verdict(2.5), verdict(2.4)) > 7
 
 
 def test_a_stalled_run_stops_before_the_budget_and_says_why(small_logistic):
