@@ -178,8 +178,12 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
     def _make_prior(self, model, y):
         return GaussianPrior(model.prior_precision(self.prior_scale, self._intercept_scale(y)))
 
+    #: prefix of the ``diagnostics_`` keys of a verdict taken on functions of the parameters
+    _judged_as = None
+
     def _judge(self, posterior):
-        """``draws -> Assessment``: the verdict of ``fit`` (parameters; the MLP overrides)."""
+        """``draws -> Assessment``: the verdict of ``fit`` (parameters; the MLP and the softmax
+        override it, and name their columns ``diagnostics_[f"{_judged_as}_rhat"]``, ...)."""
         return assess
 
     def _set_diagnostics(self, prep, evals, steps, info, pre_seconds, seconds, verdict):
@@ -208,9 +212,10 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
             "curvature": prep.info["curvature"],
             **info,
         }
-        if raw is not verdict:
-            d.update(predictive_rhat=verdict.rhat, predictive_ess=verdict.ess_bulk,
-                     predictive_ess_tail=verdict.ess_tail)
+        if raw is not verdict:  # judged on functions of the parameters (see _judge)
+            key = self._judged_as
+            d.update({f"{key}_rhat": verdict.rhat, f"{key}_ess": verdict.ess_bulk,
+                      f"{key}_ess_tail": verdict.ess_tail})
         self.diagnostics_ = d
         if verdict.problems:
             warnings.warn("The chains have not converged" + self._budget_note(info) + ": "

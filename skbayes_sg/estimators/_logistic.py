@@ -4,6 +4,7 @@ import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
+from ..diagnostics import assess
 from ..models import LogisticModel
 from ..models._finite import ray_outputs
 from ._base import _BaseSGMCMC, _store_params
@@ -61,7 +62,11 @@ class BayesianLogisticRegression(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC)
     ``summary()`` reports them as the groups ``coef_centred`` and ``intercept_centred``, and
     those are what to read; the raw ``coef`` rows' spread includes the unidentified part.
     The default dense Laplace preconditioner (up to 1,000 parameters, :mod:`._laplace`) takes
-    the prior-only direction into account, so it mixes as fast as the others.
+    the prior-only direction into account, so it mixes as fast as the others.  ``fit`` judges
+    convergence on the identified quantities and their class means
+    (``diagnostics_["identified_rhat"]``, ``["identified_ess"]``, ``["identified_ess_tail"]``;
+    ``["rhat"]`` and ``["ess"]`` stay per raw parameter): an invertible view of the draws in
+    which a slowly mixing contrast cannot hide behind the prior-set class sums.
 
 {REPORT_NOTES}
 {REFERENCES}
@@ -112,6 +117,21 @@ class BayesianLogisticRegression(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC)
                 out[f"{name}_centred"] = (values - values.mean(axis=2, keepdims=True), None)
         return out
 
+    _judged_as = "identified"
+
+    def _judge(self, posterior):
+        """Multiclass: the verdict is taken on the identified quantities -- the class-centred
+        coefficients and intercepts -- and on their means over the classes (the prior-only part),
+        an invertible view of the draws (see Notes).  On the raw rows the slow intercept
+        contrasts hide behind the class sums, which only the prior sets: a softmax of 100
+        classes x 100 features had raw R-hat 1.022 while its centred intercepts had 1.08."""
+        model = posterior.model
+        if model.n_classes <= 2:
+            return assess
+        noun = "identified softmax quantities (class-centred coefficients and intercepts, and " \
+               "their class means)"
+        return lambda draws: assess(_identified(model, draws), noun=noun)
+
     def _store_summaries(self):
         mean = self._posterior_mean()
         self.coef_, self.intercept_ = mean["coef"], mean["intercept"]
@@ -141,3 +161,16 @@ class BayesianLogisticRegression(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC)
             with np.errstate(over="ignore"):
                 scores[bad] = (s * Z).T
         return scores[:, 0] if scores.shape[1] == 1 else scores
+
+
+def _identified(model, draws):
+    """``(C, D, q)`` columns: class-centred coefficients and intercepts, then their class means."""
+    C, D, p = draws.shape
+    named = model.unpack(draws.reshape(C * D, p))
+    cols = []
+    for name in ("coef", "intercept"):
+        if name in named:
+            values = named[name]  # (S, K, d) or (S, K)
+            mean = values.mean(axis=1, keepdims=True)
+            cols += [(values - mean).reshape(C * D, -1), mean.reshape(C * D, -1)]
+    return np.concatenate(cols, axis=1).reshape(C, D, -1)

@@ -117,6 +117,7 @@ class BayesianMLPClassifier(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC):
         return advice if self.sampler == "sgnht" else super()._noise_hint() + advice
 
     _judged_rows = 100  # training rows whose predictive log-probabilities judge convergence
+    _judged_as = "predictive"
 
     def _judge(self, posterior):
         """The verdict in function space: log p(y_i | x_i, theta) of up to 100 training rows.
