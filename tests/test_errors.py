@@ -90,37 +90,25 @@ def test_divergence_is_reported_not_nan():
                                  preconditioner=None, **FAST).fit(X * 100, y_reg * 100)
 
 
-def test_auto_step_retries_a_divergence_after_warmup(monkeypatch):
-    # no warm-up: an automatic step 30x too large diverges while sampling, and is quartered
-    from skbayes_sg.estimators import _tuning
-
-    rule = _tuning.auto_step_size
-    monkeypatch.setattr(_tuning, "auto_step_size", lambda *a, **k: 30.0 * rule(*a, **k))
-    rs = np.random.RandomState(0)
-    Xb, yb = rs.normal(loc=100, size=(100, 2)), rs.randint(0, 2, 100)
-    est = BayesianMLPClassifier(hidden_layer_sizes=(8,), n_warmup=0, n_draws=20, thin=2,
-                                random_state=0).fit(Xb, yb)
-    assert est.diagnostics_["step_size_retries"] >= 1 and np.isfinite(est.draws_).all()
-
-
-def test_auto_step_retries_a_diverging_warmup(monkeypatch):
+@pytest.mark.parametrize("n_warmup", [50, 0])
+def test_auto_step_retries_a_divergence(monkeypatch, n_warmup):
     # Unstandardized inputs (~100) make a ReLU network's curvature vary far
     # beyond the pilot's estimate; an automatic step 30x too large (the rule
-    # patched) diverges in warm-up, is quartered until it is stable, and the
-    # fit completes with finite draws and the retries on record.
+    # patched) diverges -- in warm-up, or while sampling without one -- is
+    # quartered until it is stable, and the fit completes with finite draws
+    # and the retries on record.  A user-set step is not retried.
     from skbayes_sg.estimators import _tuning
 
     rule = _tuning.auto_step_size
     monkeypatch.setattr(_tuning, "auto_step_size", lambda *a, **k: 30.0 * rule(*a, **k))
     rs = np.random.RandomState(0)
     Xb, yb = rs.normal(loc=100, size=(100, 2)), rs.randint(0, 2, 100)
-    est = BayesianMLPClassifier(hidden_layer_sizes=(8,), n_warmup=50, n_draws=20, thin=2,
-                                random_state=0).fit(Xb, yb)
+    kw = dict(hidden_layer_sizes=(8,), n_warmup=n_warmup, n_draws=20, thin=2, random_state=0)
+    est = BayesianMLPClassifier(**kw).fit(Xb, yb)
     assert est.diagnostics_["step_size_retries"] >= 1
     assert np.isfinite(est.draws_).all()
     with pytest.raises(DivergenceError):
-        BayesianMLPClassifier(hidden_layer_sizes=(8,), n_warmup=50, n_draws=20, thin=2,
-                              random_state=0, step_size=0.05).fit(Xb, yb)
+        BayesianMLPClassifier(**kw, step_size=0.05).fit(Xb, yb)
 
 
 @pytest.mark.parametrize("kw, name", [
