@@ -131,8 +131,6 @@ def markdown(r, sk, source, args):
 def main():
     args = cli(__doc__)
     size = QUICK if args.quick else FULL
-    if args.data_dir:
-        os.environ["SKBAYES_SG_DATA"] = args.data_dir
     X, y, Xt, yt, source = mnist(size, args.data_dir)
     r = ours(size, X, y, Xt, yt)
     sk = sklearn_fit(size, X, y, Xt, yt)

@@ -97,3 +97,22 @@ def test_starts_do_not_depend_on_running_in_the_background(blobs):
     with threadpool_limits(1, user_api="blas"):
         inline = _fit(X, y, n_chains=3).draws_
     np.testing.assert_array_equal(background, inline)
+
+
+def test_a_failed_fit_waits_for_the_background_starts(blobs, monkeypatch):
+    # the extra Adam runs run in a worker thread; an error later in the preprocessing must not
+    # leave them running (they would outlive the fit's one-thread BLAS limit)
+    import threading
+
+    from threadpoolctl import threadpool_limits
+
+    import skbayes_sg.estimators._fit as fit_module
+
+    def fail(*args, **kwargs):
+        raise RuntimeError("tuning failed")
+
+    monkeypatch.setattr(fit_module, "tune", fail)
+    X, y = blobs
+    with threadpool_limits(2, user_api="blas"), pytest.raises(RuntimeError, match="tuning"):
+        _fit(X, y, n_chains=3)
+    assert not [t for t in threading.enumerate() if t.name.startswith("ThreadPoolExecutor")]

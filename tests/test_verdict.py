@@ -103,6 +103,8 @@ def test_doublings_needed_extrapolates_the_fall_of_rhat():
     assert doublings_needed(verdict(2.6), verdict(1.3)) < 2
     # a stall far from 1.01: even halving from here needs more than a budget of 8x
     assert doublings_needed(verdict(2.5), verdict(2.4)) > 7
+    # chains stuck apart (infinite R-hat, before and after): never worth another doubling
+    assert doublings_needed(verdict(np.inf), verdict(np.inf)) == np.inf
 
 
 def test_a_stalled_run_stops_before_the_budget_and_says_why(small_logistic):

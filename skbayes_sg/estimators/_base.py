@@ -229,10 +229,11 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
                 f"{self.max_doublings})" if info["n_doublings"] else "")
         need = info.get("doublings_needed")
         if need is not None:  # stopped early: the projection exceeded the budget
-            rate = ("did not lower R-hat" if not np.isfinite(need) else
-                    f"at the rate of the last doubling R-hat needs about {need:.2g} more")
-            note += (f"; stopped before the budget was spent: {rate}, more than the "
-                     f"{self.max_doublings - info['n_doublings']} left allow")
+            rate = ("R-hat is infinite (chains stuck apart)" if not np.isfinite(need) else
+                    f"at the rate of the last doubling R-hat needs about {need:.2g} more "
+                    f"doublings, more than the {self.max_doublings - info['n_doublings']} left "
+                    "allow")
+            note += f"; stopped before the budget was spent: {rate}"
         return note
 
     def _warn_step_bias(self, tuning):

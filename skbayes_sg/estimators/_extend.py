@@ -46,15 +46,17 @@ def doublings_needed(before, after):
     """Doublings R-hat still needs after one that took the verdict from ``before`` to ``after``.
 
     ``log(e / t) / log(max(e0 / e, 2))`` for the excesses ``e0``, ``e`` (:func:`_excess`) and the
-    target ``t = RHAT_MAX^2 - 1``; 0 when R-hat passes.  The rate is the observed fall or the
-    halving of chains that mix, whichever is faster: near the threshold R-hat's own noise can
-    hide the fall of one doubling, and the rule must not give up on a run that is mixing.
+    target ``t = RHAT_MAX^2 - 1``; 0 when R-hat passes, ``inf`` when it is infinite.  The rate
+    is the observed fall or the halving of chains that mix, whichever is faster: near the
+    threshold R-hat's own noise can hide the fall of one doubling, and the rule must not give up
+    on a run that is mixing.
     """
     target, e0, e = RHAT_MAX**2 - 1.0, _excess(before), _excess(after)
     if e <= target:
         return 0.0
-    rate = max(e0 / e, 2.0) if e > 0 else 2.0
-    return float(np.log(e / target) / np.log(rate))
+    with np.errstate(invalid="ignore"):
+        ratio = e0 / e  # NaN when both are inf (chains stuck apart): the halving is assumed
+    return float(np.log(e / target) / np.log(ratio if ratio > 2.0 else 2.0))
 
 
 def extend_until_converged(sampler, prep, streams, result, judge, *, max_doublings, n_draws,

@@ -78,9 +78,9 @@ def prepare(posterior, sampler, strategy, *, batch_size, step_size, precondition
     Hessians of a 10^6-row fit went from under 2 s to 36 s.
     """
     background = blas_threads() > 1  # before the limit below (it holds for every thread)
-    with threadpool_limits(1, user_api="blas"):
-        starts = ChainStarts(posterior, init, streams.child("init"), n_chains, dispersion,
-                             background=background)  # the MLP's extra Adam runs begin now
+    with threadpool_limits(1, user_api="blas"), ChainStarts(  # the MLP's Adam runs begin now
+            posterior, init, streams.child("init"), n_chains, dispersion,
+            background=background) as starts:
         mode = find_mode(posterior, streams.child("mode"))
         laplace, laplace_evals = laplace_at(
             posterior, mode.theta, "auto" if preconditioner is None else preconditioner,

@@ -38,6 +38,8 @@ STARTS = {
 class ChainStarts:
     """The start points of ``n_chains`` chains; :meth:`result` once the Laplace fit is known.
 
+    A context manager: leaving it waits for the background runs even when the fit failed.
+
     Parameters
     ----------
     posterior : Posterior
@@ -64,12 +66,23 @@ class ChainStarts:
             else:
                 self._rngs = rngs
 
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        """Wait for the background runs, if any (a fit that failed before :meth:`result`)."""
+        self.close()
+
+    def close(self):
+        if self._pool is not None:
+            self._pool.shutdown()
+
     def result(self, laplace):
         """``(theta0 (n_chains, p), gradient evaluations spent on the starts)``."""
         theta0 = STARTS[self.init](self.posterior, laplace, self.rng, self.n, self.dispersion)
         if self._future is not None:
             modes, evals = self._future.result()
-            self._pool.shutdown()
+            self.close()
         elif self._rngs is not None:
             modes, evals = adam_starts(self.posterior, self._rngs)
         else:

@@ -9,8 +9,9 @@ largest ``max_j |x_j|`` at which no pre-activation of any draw can pass ``1e300`
 float32); :func:`shrink_rows` moves the rows beyond it back along their ray to that scale, where
 the logits are still saturated.  The answer differs from the exact limit only on near-ties (two
 classes whose scores along ``x`` agree to ~1e-297 of their size).  Ordinary rows are untouched
-(:func:`peak_abs`, one pass over ``X``, decides; it doubles as the finiteness check).  Linear outputs (the regressor) need no limit:
-:func:`ray_outputs` computes them exactly, ``+-inf`` past the float range and never NaN.
+(:func:`peak_abs`, one pass over ``X``, decides; it doubles as the finiteness check).  Linear
+outputs (the regressor) need no limit: :func:`ray_outputs` computes them exactly, ``+-inf``
+past the float range and never NaN.
 """
 
 import numpy as np
