@@ -20,7 +20,10 @@ __all__ = ["Trace", "run_chains"]
 _BLOCK = 256  # steps per pre-drawn block ...
 _BLOCK_ELEMENTS = 1 << 20  # ... at most this many noise numbers per block (8 MB in float64)
 _EXPLODED = 1e8  # squared whitened distance per coordinate from the start
-_BACKGROUND = 1 << 14  # noise numbers per step from which blocks are drawn in a worker thread
+# noise numbers per step from which blocks are drawn in a worker thread: measured on 2 cores, 204
+# numbers per step (4 chains x 51) lost 2 us per chain step to the thread hand-offs, 400 or more
+# gained 1-4 us, the 510 of a 10-class softmax 4 us of 45
+_BACKGROUND = 300
 
 
 class Trace(NamedTuple):
@@ -128,7 +131,7 @@ class _Context:
     def _blocks(self, sizes, p):
         """The kernel's random blocks of ``sizes`` steps, in order.
 
-        With many noise numbers per step (the MLP: ``C p`` ~ 10^5) the next block is drawn in a
+        With ``C p >= _BACKGROUND`` noise numbers per step (a 10-class softmax; the MLP: ~10^5) the next block is drawn in a
         worker thread while this one is used (numpy's generators release the GIL, so it runs
         on another core).  One worker draws the blocks strictly in order from the same streams,
         so the numbers are exactly those of drawing them in line: draws stay reproducible.
