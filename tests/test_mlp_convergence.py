@@ -50,6 +50,23 @@ def test_adam_starts_are_separate_optima(blobs):
     assert np.linalg.norm(thetas[0] - thetas[1]) > 0.5 * np.linalg.norm(thetas[0])
 
 
+def test_float32_adam_reaches_the_float64_optimum(blobs):
+    """float32 X runs Adam in float32 (moments and iterate too), the optimum returned in float64.
+
+    From the same initialisation and minibatch order the two runs end at the same potential
+    within 1% (float32 rounding, not a different optimiser), and at nearby weights.
+    """
+    X, y = blobs
+    post64, post32 = _posterior(X, y), _posterior(X.astype(np.float32), y)
+    theta64, evals64 = adam_mode(post64, np.random.default_rng(3))
+    theta32, evals32 = adam_mode(post32, np.random.default_rng(3))
+    assert theta32.dtype == np.float64 and evals32 == evals64
+    u64, u32 = post64.potential(np.array([theta64, theta32]))
+    start = post64.potential(post64.model.init_position(np.random.default_rng(3))[None])[0]
+    assert abs(u32 - u64) < 0.01 * abs(u64) and u64 < start
+    assert np.linalg.norm(theta32 - theta64) < 0.01 * np.linalg.norm(theta64)
+
+
 def test_chains_start_in_different_modes(blobs):
     X, y = blobs
     spread = {}
