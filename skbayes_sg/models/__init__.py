@@ -4,6 +4,7 @@ See :mod:`skbayes_sg.models._base` for the protocol every model follows.
 """
 
 from ._base import GaussianPrior, NoisePrior, as_float64, design
+from ._corrected import CorrectedCovariance
 from ._kronecker import KroneckerCovariance
 from ._linear import GaussianLinearModel
 from ._logistic import LogisticModel
@@ -13,7 +14,7 @@ from ._posterior import Laplace, Posterior
 from ._sparse import ChainRows
 
 __all__ = [
-    "ChainRows", "GaussianPrior", "NoisePrior", "GaussianLinearModel", "KroneckerCovariance",
+    "ChainRows", "CorrectedCovariance", "GaussianPrior", "NoisePrior", "GaussianLinearModel", "KroneckerCovariance",
     "LogisticModel",
     "LowRankCovariance", "MLPModel", "Laplace", "Posterior", "as_float64", "design",
 ]

@@ -11,6 +11,7 @@ import scipy.sparse as sp
 from scipy.linalg import eigh
 
 from ..models import Laplace
+from ._contrasts import correct_intercept_contrasts
 from ._kronecker import kronecker_covariance
 from ._lowrank import lowrank_covariance
 
@@ -134,7 +135,8 @@ def laplace_at(posterior, mode, kind="auto", hessian=None):
         return Laplace(mode, 1.0 / d), posterior.n_rows
     if which == "kronecker":
         cov, evals = kronecker_covariance(posterior, mode)
-        return Laplace(mode, cov), evals
+        cov, more = correct_intercept_contrasts(posterior, mode, cov)
+        return Laplace(mode, cov), evals + more
     if which == "wide":
         cov, evals = lowrank_covariance(posterior, mode, d, rank=wide_rank(posterior),
                                         scale=_prior_whitening(posterior, d))
