@@ -205,12 +205,13 @@ def test_kronecker_laplace_is_a_consistent_factor_close_to_the_exact_one():
     assert 0.3 < w.min() and w.max() < 10
 
 
-def test_intercept_contrast_correction_restores_the_exact_widths():
+def test_intercept_contrast_correction_restores_the_exact_widths(monkeypatch):
     # K-FAC drops the intercept-weight coupling: the intercept contrasts come out 3-6x too narrow
     # (the K - 1 smallest eigenvalues of the whitened exact Hessian).  The Rayleigh-Ritz correction
     # from exact Hessian products gives them their exact variance and leaves the rest alone.
     from scipy.special import softmax
 
+    from skbayes_sg.preprocessing import _contrasts
     from skbayes_sg.preprocessing._contrasts import correct_intercept_contrasts
     from skbayes_sg.preprocessing._kronecker import kronecker_covariance
 
@@ -247,6 +248,11 @@ def test_intercept_contrast_correction_restores_the_exact_widths():
                 [("before", base.factor_rows(eye).T), ("after", L)]}
     assert spectrum["after"].min() > 2 * spectrum["before"].min()
     assert spectrum["after"].max() < 1.05 * spectrum["before"].max()
+    # beyond max(_MAX_ROWS, 50 K) rows the products run on a fixed subsample, scaled: same result
+    monkeypatch.setattr(_contrasts, "_MAX_ROWS", 1000)
+    sub, sub_evals = correct_intercept_contrasts(post, mode, base)
+    assert sub_evals == 2 * (K - 1) * 1000
+    assert np.all(np.abs(contrast_ratios(sub.factor_rows(eye).T) - 1) < 0.15)
     # without intercepts there is nothing to correct
     plain = LogisticModel(d, K, fit_intercept=False)
     post0 = Posterior(plain, GaussianPrior(plain.prior_precision(1.0)), X, y)
