@@ -179,7 +179,7 @@ def markdown(results, args, size):
                   "|---|" + "---|" * len(GRID)]
         for arm, v in res["arms"].items():
             lines.append(f"| {arm} | " + " | ".join(f"{s:.4f}" for s in v["grid"].values()) + " |")
-        lines += ["", f"n1 sensitivity (vrSG-MCMC at the n1=1000 arm's step, tau = n1 / (10 b)):",
+        lines += ["", "n1 sensitivity (vrSG-MCMC at the n1=1000 arm's step, tau = n1 / (10 b)):",
                   ""]
         lines += table({f"n1 = {k}": v for k, v in res["n1"].items()}, "anchor batch")
     return "\n".join(lines)

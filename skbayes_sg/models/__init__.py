@@ -14,7 +14,7 @@ from ._posterior import Laplace, Posterior
 from ._sparse import ChainRows
 
 __all__ = [
-    "ChainRows", "CorrectedCovariance", "GaussianPrior", "NoisePrior", "GaussianLinearModel", "KroneckerCovariance",
-    "LogisticModel",
-    "LowRankCovariance", "MLPModel", "Laplace", "Posterior", "as_float64", "design",
+    "ChainRows", "CorrectedCovariance", "GaussianPrior", "NoisePrior", "GaussianLinearModel",
+    "KroneckerCovariance", "LogisticModel", "LowRankCovariance", "MLPModel", "Laplace", "Posterior",
+    "as_float64", "design",
 ]

@@ -4,8 +4,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._base import (Likelihood, as_compute, as_float64, design, linear_predictor,
-                    scalar_response_grad)
+from ._base import Likelihood, as_compute, design, linear_predictor, scalar_response_grad
 from ._fused import fused_predictor, scalar_glm_terms
 from ._sparse import draw_chunks, is_sparse, outer_rows, squared, weighted_gram
 

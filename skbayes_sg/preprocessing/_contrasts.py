@@ -27,7 +27,7 @@ _MIN_RAYLEIGH = 0.01  # floor of the Ritz values used (a direction widened at mo
 _MAX_ROWS, _ROWS_PER_CLASS = 4096, 50
 
 
-def _contrasts(model, p):
+def _contrast_rows(model, p):
     """Rows ``E (K - 1, p)``: orthonormal intercept contrasts (orthogonal to adding a constant)."""
     idx = model.unpack(np.arange(p))["intercept"]
     K = idx.size
@@ -87,11 +87,13 @@ def correct_intercept_contrasts(posterior, mode, cov):
         rows = np.random.default_rng(0).choice(posterior.n_rows, m, replace=False)
         posterior = posterior.subset(np.sort(rows))
     G = _whitened_hessian(posterior, mode, cov)
-    V = cov.inverse_rows(_contrasts(model, p))
+    V = cov.inverse_rows(_contrast_rows(model, p))
     GV = G(V)
     GGV = G(GV)
     W, GW = _orthonormal(np.vstack([V, GV]).T, np.vstack([GV, GGV]).T)
     theta, Q = eigh(0.5 * (W.T @ GW + GW.T @ W))
-    low = theta < 1.0
+    low, evals = theta < 1.0, 2 * V.shape[0] * posterior.n_rows
+    if not low.any():
+        return cov, evals
     c = np.maximum(theta[low], _MIN_RAYLEIGH) ** -0.5 - 1.0
-    return CorrectedCovariance(cov, W @ Q[:, low], c), 2 * V.shape[0] * posterior.n_rows
+    return CorrectedCovariance(cov, W @ Q[:, low], c), evals
