@@ -21,8 +21,8 @@ _JITTER = (0.9, 1.1)
 class HMCState(NamedTuple):
     """State of ``C`` HMC chains.
 
-    ``position`` ``(C, p)``; ``potential`` ``(C,)`` and whitened gradient ``L^T grad U`` ``(C, p)``
-    at the position (None until the first step, which computes them); dual averaging per chain:
+    ``position`` ``(C, p)``; ``potential`` ``(C,)`` and preconditioned gradient ``M grad U``
+    ``(C, p)`` at the position (None until the first step, which computes them); dual averaging per chain:
     ``log_step``, ``log_step_bar``, ``h_bar`` ``(C,)``, ``t`` (updates so far) and ``adapting``;
     counts since the end of warm-up: ``n_steps`` transitions and, per chain ``(C,)``, ``n_accept``,
     ``n_divergent``, ``n_leapfrog``.
@@ -116,11 +116,11 @@ class HMC(BaseSampler):
     def _build(self, estimator, eps0, precond):
         delta, potential = float(self.target_accept), estimator.potential
         length, max_leap = float(self.trajectory_length), int(self.max_leapfrog)
-        estimate, to_u = estimator.estimate, precond.to_u
+        estimate, apply = estimator.estimate, precond.apply
 
-        def grad_u(index_rngs, theta, est_state):
+        def grad_m(index_rngs, theta, est_state):
             g, est_state, n = estimate(index_rngs, theta, est_state)
-            return to_u(g), est_state, n
+            return apply(g), est_state, n
 
         def init(theta0, rngs):
             theta = np.array(theta0, dtype=float)
@@ -132,13 +132,15 @@ class HMC(BaseSampler):
         def step(index_rngs, state, est_state, randoms):
             evals = 0
             if state.gradient is None:
-                gu, est_state, evals = grad_u(index_rngs, state.position, est_state)
-                state = state._replace(potential=potential(state.position), gradient=gu)
+                gm, est_state, evals = grad_m(index_rngs, state.position, est_state)
+                state = state._replace(potential=potential(state.position), gradient=gm)
             eps = np.exp(state.log_step) * randoms[2]
             n_leap = np.clip(np.ceil(length / eps), 1, max_leap).astype(int)
-            proposal, est_state, k = _leapfrog(state, randoms[0], eps, n_leap, est_state,
-                                               partial(grad_u, index_rngs), precond.from_u)
-            state, alpha = _metropolis(state, randoms, proposal, potential(proposal[0]), n_leap)
+            (theta, v, gm), est_state, k = _leapfrog(
+                state, precond.from_u(randoms[0]), eps, n_leap, est_state,
+                partial(grad_m, index_rngs))
+            proposal = (theta, _whitened(precond, v), gm)
+            state, alpha = _metropolis(state, randoms, proposal, potential(theta), n_leap)
             if state.adapting:
                 state = _dual_average(state, alpha, delta, np.log(10.0 * eps0))
             return state, est_state, evals + k
@@ -155,28 +157,41 @@ def _draw_block(rngs, n_steps, p):
     return list(zip(momenta, log_u, jitter))
 
 
-def _leapfrog(state, r, eps, n_leap, est_state, grad_u, from_u):
+def _leapfrog(state, v, eps, n_leap, est_state, grad_m):
     """``n_leap[c]`` leapfrog steps of chain ``c``; a chain is frozen once done.
 
-    Returns ``((theta, r, gradient), est_state, n_grad_evals)`` at the end.
+    In the velocity ``v = L r`` the whitened updates of the class docstring read
+    ``v <- v - eps M grad U``, ``theta <- theta + eps v``: one product with ``M`` per step (in
+    ``grad_m``) where ``L`` and ``L^T`` took two.  Returns ``((theta, v, M grad U), est_state,
+    n_grad_evals)`` at the end.
     """
-    theta, gu, e, evals = state.position, state.gradient, eps[:, None], 0
-    r = r - 0.5 * e * gu
+    theta, gm, e, evals = state.position, state.gradient, eps[:, None], 0
+    v = v - 0.5 * e * gm
     for i in range(int(n_leap.max())):
         active = (i < n_leap)[:, None]
-        theta = np.where(active, theta + e * from_u(r), theta)
-        g_new, est_state, k = grad_u(theta, est_state)
-        gu = np.where(active, g_new, gu)
+        theta = np.where(active, theta + e * v, theta)
+        g_new, est_state, k = grad_m(theta, est_state)
+        gm = np.where(active, g_new, gm)
         kick = np.where(i < n_leap - 1, 1.0, 0.5)[:, None] * e
-        r = np.where(active, r - kick * gu, r)
+        v = np.where(active, v - kick * gm, v)
         evals += k
-    return (theta, r, gu), est_state, evals
+    return (theta, v, gm), est_state, evals
+
+
+def _whitened(precond, v):
+    """The whitened momenta ``r = L^-1 v``; NaN rows where ``v`` is not finite (divergent)."""
+    ok = np.isfinite(v).all(axis=1)
+    if ok.all():
+        return precond.inv(v)
+    r = np.full_like(v, np.nan)
+    r[ok] = precond.inv(v[ok])
+    return r
 
 
 def _metropolis(state, randoms, proposal, u_new, n_leap):
     """Accept or reject each chain's proposal; returns (state, acceptance probability)."""
     r0, log_u, _ = randoms
-    theta, r, gu = proposal
+    theta, r, gm = proposal
     h0 = state.potential + 0.5 * np.einsum("cp,cp->c", r0, r0)
     h1 = u_new + 0.5 * np.einsum("cp,cp->c", r, r)
     divergent = ~np.isfinite(h1)
@@ -187,7 +202,7 @@ def _metropolis(state, randoms, proposal, u_new, n_leap):
     state = state._replace(
         position=np.where(keep, theta, state.position),
         potential=np.where(accept, u_new, state.potential),
-        gradient=np.where(keep, gu, state.gradient),
+        gradient=np.where(keep, gm, state.gradient),
         n_steps=state.n_steps + 1,
         n_accept=state.n_accept + accept,
         n_divergent=state.n_divergent + divergent,
