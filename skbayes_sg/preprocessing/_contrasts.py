@@ -18,6 +18,7 @@ import numpy as np
 from scipy.linalg import eigh, qr
 
 from ..models import CorrectedCovariance
+from ._lowrank import hessian_rows
 
 __all__ = ["correct_intercept_contrasts"]
 
@@ -39,16 +40,8 @@ def _contrast_rows(model, p):
 
 def _whitened_hessian(posterior, mode, cov):
     """Rows ``V -> V G`` (``G = L^T H L``, ``H`` the exact Hessian of ``U`` at ``mode``)."""
-    model, prior_diag = posterior.model, posterior.prior.hessian_diag(mode)
-
-    def hvp(U, X, y, w):
-        return model.hessian_vector(mode, X, y, U, w)
-
-    def apply(V):
-        U = cov.factor_rows(V)
-        return cov.factor_t_rows(posterior.row_sum(hvp, U, width=U.shape[0]) + U * prior_diag)
-
-    return apply
+    products = hessian_rows(posterior, mode)
+    return lambda V: cov.factor_t_rows(products(cov.factor_rows(V)))
 
 
 def _orthonormal(A, GA, rtol=1e-6):

@@ -14,25 +14,27 @@ from scipy.linalg import eigh
 
 from ..models import LowRankCovariance
 
-__all__ = ["LOWRANK_RANK", "lowrank_covariance"]
+__all__ = ["LOWRANK_RANK", "hessian_rows", "lowrank_covariance"]
 
 LOWRANK_RANK = 20  # eigenpairs kept by preconditioner="laplace" when p > DENSE_MAX_PARAMS
 _OVERSAMPLE, _POWER_ITERATIONS = 10, 1
 
 
-def _whitened_products(posterior, mode, scale):
-    """``Q -> S H S Q`` for columns ``Q (p, l)``, and the per-example cost of one product."""
+def hessian_rows(posterior, mode):
+    """``V -> V H`` for rows ``V (l, p)``: the exact Hessian of ``U`` at ``mode`` (a GLM's
+    ``hessian_vector`` over the rows in chunks, plus the prior's diagonal), ``O(l nnz)``."""
     model, prior_diag = posterior.model, posterior.prior.hessian_diag(mode)
 
     def hvp(V, X, y, w):
         return model.hessian_vector(mode, X, y, V, w)
 
-    def apply(Q):
-        V = (Q * scale[:, None]).T  # rows (l, p)
-        HV = posterior.row_sum(hvp, V, width=V.shape[0]) + V * prior_diag
-        return (HV * scale).T
+    return lambda V: posterior.row_sum(hvp, V, width=V.shape[0]) + V * prior_diag
 
-    return apply
+
+def _whitened_products(posterior, mode, scale):
+    """``Q -> S H S Q`` for columns ``Q (p, l)``."""
+    products = hessian_rows(posterior, mode)
+    return lambda Q: (products((Q * scale[:, None]).T) * scale).T
 
 
 def lowrank_covariance(posterior, mode, diagonal, rank=LOWRANK_RANK, rng=None, scale=None):
