@@ -44,7 +44,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import cli, header, write_json, write_markdown  # noqa: E402
+from _common import cli, header, time_calls, write_json, write_markdown  # noqa: E402
 
 D, SEED = 20, 0
 W = np.linspace(-1.0, 1.0, D).astype(np.float32)
@@ -95,15 +95,7 @@ def phase_timer():
     seconds = {"passes": 0}
 
     def timed(module, name, key):
-        orig = getattr(module, name)
-
-        def run(*args, **kwargs):
-            t = time.perf_counter()
-            try:
-                return orig(*args, **kwargs)
-            finally:
-                seconds[key] = seconds.get(key, 0.0) + time.perf_counter() - t
-        setattr(module, name, run)
+        time_calls(module, name, seconds, key)
 
     timed(dask_backend, "fit_data", "validate")
     timed(fit, "find_mode", "mode")

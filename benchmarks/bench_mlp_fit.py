@@ -29,7 +29,7 @@ import numpy as np
 from sklearn.metrics import log_loss
 from sklearn.neural_network import MLPClassifier
 
-from _common import cli, header, load_npz, write_json, write_markdown
+from _common import cli, header, load_npz, time_calls, write_json, write_markdown
 
 import skbayes_sg.estimators._starts as starts_module
 import skbayes_sg.preprocessing._mode as mode_module
@@ -56,20 +56,8 @@ def mnist(size, data_dir):
 def timed_phases():
     """Wrap the Adam mode search and the extra chain starts to record their wall seconds."""
     record = {"mode": 0.0, "starts": 0.0}
-
-    def wrap(module, name, phase):
-        fn = getattr(module, name)
-
-        def timed(*args, **kwargs):
-            t0 = time.perf_counter()
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                record[phase] += time.perf_counter() - t0
-        setattr(module, name, timed)
-
-    wrap(mode_module, "find_mode", "mode")
-    wrap(starts_module, "adam_starts", "starts")
+    time_calls(mode_module, "find_mode", record, "mode")
+    time_calls(starts_module, "adam_starts", record, "starts")
     import skbayes_sg.estimators._fit as fit_module
     fit_module.find_mode = mode_module.find_mode
     return record
