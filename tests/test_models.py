@@ -5,6 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
+from scipy.special import logsumexp
 
 from skbayes_sg.models import GaussianLinearModel, LogisticModel, MLPModel
 from skbayes_sg.models import _logistic, _mlp
@@ -136,6 +137,21 @@ def test_response_is_dnll_dz_and_consistent_with_grad_sum(make, fit_b):
         close(curv, s * (1 - s), rtol=1e-12)
     else:
         close(curv, model.predict_output(theta[:1], X)[0], rtol=1e-12)
+
+
+@pytest.mark.parametrize("make, fit_b", _cases(ALL))
+def test_value_and_grad_sum_is_nll_sum_and_grad_sum(make, fit_b):
+    # the softmax shares one linear predictor between the two; the oracle is the separate calls
+    model, theta, X, y, rng = _problem(make, fit_b)
+    for w in (None, rng.uniform(0.5, 2.0, size=y.shape)):
+        f, g = model.value_and_grad_sum(theta, X, y, w)
+        nll = model.nll(theta, X, y)
+        close(f, nll.sum(axis=1) if w is None else nll @ w, rtol=1e-13)
+        close(g, model.grad_sum(theta, X, y, w), rtol=1e-12, atol=1e-14)
+    if isinstance(model, LogisticModel) and model.n_classes > 2:
+        z = model._z(theta, X)
+        ref = logsumexp(z, axis=1) - np.take_along_axis(z, y[None, None, :].repeat(2, 0), 1)[:, 0]
+        close(model.nll(theta, X, y), ref, rtol=1e-13)
 
 
 @pytest.mark.parametrize("make, fit_b", _cases(ALL))

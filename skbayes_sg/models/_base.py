@@ -125,6 +125,12 @@ class Likelihood:
         grad = self.grad_sum(theta, X, y, weight)[0]
         return total, grad, (self.hessian(theta1, X, y, weight) if hessian else None)
 
+    def value_and_grad_sum(self, theta, X, y, weight=None):
+        """``(sum_i w_i f_i (C,), sum_i w_i ∇f_i (C, p))`` of float64 rows (a model that can
+        share work between the two overrides this)."""
+        f = self.nll(theta, X, y)
+        return (f.sum(axis=1) if weight is None else f @ weight), self.grad_sum(theta, X, y, weight)
+
     def predict_mean(self, draws, X):
         """The mean of ``predict_output(draws, X)`` over the draws: ``(n, K)`` or ``(n,)``."""
         return self.predict_output(draws, X).mean(axis=0)

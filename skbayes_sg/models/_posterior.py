@@ -106,7 +106,7 @@ class Posterior:
     def value_and_grad(self, theta):
         """``(U (C,), ∇U (C, p))`` in one pass over the rows (each chunk read once)."""
         def both(t, X, y, w):
-            return np.column_stack([self._nll_sum(t, X, y, w), self.model.grad_sum(t, X, y, w)])
+            return np.column_stack(self.model.value_and_grad_sum(t, X, y, w))
 
         vg = self.row_sum(both, theta)
         return self.prior.value(theta) + vg[:, 0], self.prior.grad(theta) + vg[:, 1:]
