@@ -7,7 +7,8 @@ and the notes; these toy problems have D = 3 features, where it is quick too.)
 import numpy as np
 import pytest
 
-from skbayes_sg.models import GaussianLinearModel, LogisticModel, NoisePrior, Posterior
+from skbayes_sg.models import (GaussianLinearModel, GaussianPrior, LogisticModel, NoisePrior,
+                               Posterior)
 from skbayes_sg.models._base import Likelihood
 from skbayes_sg.models._fused import fused_predictor
 from skbayes_sg.preprocessing import _mode, find_mode, full_hessian
@@ -49,6 +50,30 @@ def test_newton_matches_lbfgs(problem, name, weighted):
     assert np.abs(pb.full_grad(theta_n[None])[0]).max() < 1e-6 * pb.n_rows
     assert evals_n <= 40 * pb.n_rows
     assert np.allclose(H_n, full_hessian(pb, theta_n))  # reused by the Laplace step
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_large_softmax_lbfgs_runs_in_kronecker_coordinates(weighted):
+    # 12 classes x 45 features = 552 parameters > DENSE_MAX_PARAMS: L-BFGS, whitened by the
+    # Kronecker factor at the start -- the exact inverse Hessian there, since every row has the
+    # same class probabilities -- finds Newton's mode
+    rng, K, d, n = np.random.default_rng(3), 12, 45, 1500
+    model = LogisticModel(d, K)
+    assert model.n_params > _mode.DENSE_MAX_PARAMS
+    X = rng.normal(size=(n, d))
+    y = (X @ rng.normal(size=(d, K)) / np.sqrt(d) + rng.gumbel(size=(n, K))).argmax(1)
+    w = rng.integers(1, 4, size=n).astype(float) if weighted else None
+    pb = Posterior(model, GaussianPrior(model.prior_precision(1.0)), X, y, w)
+    theta0 = pb.start()
+    to_theta, to_u, evals = _mode._whitening(pb, theta0)
+    L = np.stack([to_theta(e) - theta0 for e in np.eye(model.n_params)], axis=1)
+    assert np.allclose(L.T, np.stack([to_u(e) for e in np.eye(model.n_params)], axis=1))
+    assert np.allclose(L.T @ full_hessian(pb, theta0) @ L, np.eye(model.n_params), atol=1e-8)
+    assert evals == n
+    theta_l, evals_l = lbfgs_mode(pb)
+    theta_n, _, H = newton_mode(pb)
+    assert (theta_l - theta_n) @ H @ (theta_l - theta_n) < 1e-8
+    assert evals_l <= 35 * n  # 25 passes here; the diagonal scaling took 49
 
 
 def test_find_mode_uses_newton_for_dense_glms(problem):
