@@ -205,6 +205,24 @@ def test_kronecker_laplace_is_a_consistent_factor_close_to_the_exact_one():
     assert 0.3 < w.min() and w.max() < 10
 
 
+def test_hessian_rows_are_exact_and_chunked_by_their_widest_temporary(monkeypatch):
+    # V -> V H against the dense Hessian; a softmax chunk holds l x K directional predictors per
+    # row, so its rows are bounded by that width (sized by l alone, 198 directions of a
+    # 100-class model on 5,000 rows peaked at 2.5 GB)
+    from skbayes_sg.preprocessing._lowrank import hessian_rows
+
+    rng, K, d, n = np.random.default_rng(0), 5, 4, 300
+    model = LogisticModel(d, K)
+    post = Posterior(model, GaussianPrior(model.prior_precision(1.0)), rng.normal(size=(n, d)),
+                     rng.integers(0, K, size=n), rng.uniform(0.5, 2.0, size=n))
+    theta, V = rng.normal(size=model.n_params), rng.normal(size=(7, model.n_params))
+    exact, widths, chunks = V @ full_hessian(post, theta), [], Posterior.chunks
+    monkeypatch.setattr(Posterior, "chunks", lambda self, width=1: widths.append(width)
+                        or chunks(self, width))
+    np.testing.assert_allclose(hessian_rows(post, theta)(V), exact, rtol=1e-10, atol=1e-10)
+    assert widths == [7 * K]
+
+
 def test_intercept_contrast_correction_restores_the_exact_widths(monkeypatch):
     # K-FAC drops the intercept-weight coupling: the intercept contrasts come out 3-6x too narrow
     # (the K - 1 smallest eigenvalues of the whitened exact Hessian).  The Rayleigh-Ritz correction
