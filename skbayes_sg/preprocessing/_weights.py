@@ -167,18 +167,20 @@ def _softmax_scores(posterior, laplace):
     def score(X, y):
         X1 = design(X, model.fit_intercept)
         s = model.curvature(laplace.mode, X)  # (n, K) probabilities
-        A = -s[:, :, None] * s[:, None, :]
-        A[:, np.arange(K), np.arange(K)] += s
-        A2 = A @ A
         if laplace.dense:
+            A = -s[:, :, None] * s[:, None, :]
+            A[:, np.arange(K), np.arange(K)] += s
             T = np.asarray(X1 @ S).reshape(-1, K, K, d1)
             Q = np.array([[row_dot(X1, T[:, k, m]) for m in range(K)] for k in range(K)])
-            tr = np.einsum("nkl,kln->n", A2, Q)
-        else:
-            tr = np.einsum("nkk,nk->n", A2, np.asarray(squared(X1) @ S.T))
+            tr = np.einsum("nkl,kln->n", A @ A, Q)
+        else:  # Q_i diagonal: only diag(A_i^2)_k = s_k^2 (1 - 2 s_k + ||s||^2) is needed, O(K)
+            a2 = s * s
+            a2 *= 1.0 - 2.0 * s + a2.sum(axis=1, keepdims=True)
+            tr = np.einsum("nk,nk->n", a2, np.asarray(squared(X1) @ S.T))
         return np.sqrt(np.maximum(tr, 0.0) * row_sq_norms(X1))
 
-    return _per_row(posterior, score, K * K * d1 + K * d1)
+    # floats per row of the widest temporaries: T (K K d1) when dense, else a few (n, K) and X~
+    return _per_row(posterior, score, K * K * d1 + K * d1 if laplace.dense else 4 * K + 2 * d1)
 
 
 def _monte_carlo_scores(posterior, laplace, rng):
