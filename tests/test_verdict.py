@@ -87,6 +87,19 @@ def test_sampling_is_extended_until_the_standard_is_met():
     np.testing.assert_allclose(again.draws_, long.draws_, rtol=1e-9)  # reproducible, n_jobs-free
 
 
+@pytest.mark.parametrize("n", [1, 2, 5, 6])
+def test_extension_thins_old_and_new_draws_in_place(n):
+    # every second of the 2n draws, in order, written over the old ones (no 2n-draw temporary)
+    from skbayes_sg.estimators._extend import _thin_pair
+
+    rng = np.random.default_rng(n)
+    old, new = rng.normal(size=(3, n, 4)), rng.normal(size=(3, n, 4))
+    expected = np.concatenate([old, new], axis=1)[:, 1::2]
+    out = _thin_pair(old, new)
+    assert out is old
+    np.testing.assert_array_equal(out, expected)
+
+
 def test_doublings_needed_extrapolates_the_fall_of_rhat():
     from skbayes_sg.diagnostics import Assessment
     from skbayes_sg.estimators._extend import doublings_needed

@@ -167,7 +167,7 @@ def sample(sampler, prep, noise, index, step, *, n_warmup, n_draws, thin, n_jobs
         traces = Parallel(n_jobs=n_groups)(
             delayed(_run_group)(sampler, prep, g, *args) for g in groups)
     seconds = time.perf_counter() - start
-    draws = np.concatenate([t.draws for t in traces])
+    draws = traces[0].draws if len(traces) == 1 else np.concatenate([t.draws for t in traces])
     info = {k: np.concatenate([np.atleast_1d(t.info[k]) for t in traces])
             for k in traces[0].info}
     steps = np.concatenate([t.step_size for t in traces])
