@@ -171,9 +171,8 @@ class LogisticModel(Likelihood):
         lse, sums = self._log_normaliser(z)
         f += lse
         z /= sums[:, None, :]
-        r = self._softmax_response(z, y)
-        return (f.sum(axis=1) if weight is None else f @ weight), self.grad_from_response(r, X,
-                                                                                           weight)
+        total = f.sum(axis=1) if weight is None else f @ weight
+        return total, self.grad_from_response(self._softmax_response(z, y), X, weight)
 
     def grad_from_response(self, r, X, weight=None):
         """``sum_i w_i r_i (x) [x_i, 1]`` as ``(C, p)`` from responses ``r``."""
