@@ -83,6 +83,23 @@ def test_fit_matches_in_memory(client, data, Est, target, subsampling):
                                                             rel=0.05)
 
 
+def test_large_softmax_fits_on_dask(client):
+    # 12 classes x 90 features = 1,092 parameters: the L-BFGS mode search in Kronecker
+    # coordinates and the Kronecker Laplace take their passes as map-reduce over the chunks
+    rng = np.random.default_rng(0)
+    K, d, n = 12, 90, 3000
+    X = rng.standard_normal((n, d))
+    y = (X @ rng.standard_normal((d, K)) / np.sqrt(d) + rng.gumbel(size=(n, K))).argmax(1)
+    fit = dict(random_state=0, n_warmup=20, n_draws=20, max_doublings=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # 20 draws do not converge
+        mem = BayesianLogisticRegression(**fit).fit(X, y)
+        dsk = BayesianLogisticRegression(**fit).fit(*_dask(client, X, y))
+    assert mem.model_.n_params > 1000
+    np.testing.assert_allclose(dsk.mode_, mem.mode_, atol=1e-5)
+    assert np.all(np.isfinite(dsk.draws_))
+
+
 def test_same_minibatch_indices(client, data):
     X, y = data[0], data[1].astype(float)
     Xd, yd = _dask(client, X, y)

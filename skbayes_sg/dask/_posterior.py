@@ -90,9 +90,10 @@ class DaskPosterior(Posterior):
              for k, (Xb, yb) in enumerate(zip(source.X_blocks, source.y_blocks))])
         return functools.reduce(_add, parts)
 
-    def row_sum(self, fn, theta, width=1):
-        """``sum over rows of fn(theta, X_chunk (float64), y_chunk, None)``, map-reduce."""
-        return self._map_reduce("row_sum", fn, theta, width)
+    def row_sum(self, fn, theta, width=1, native=False):
+        """``sum over rows of fn(theta, X_chunk, y_chunk, None)``, map-reduce (``X_chunk`` in
+        float64, or in ``X``'s precision with ``native``: :meth:`Posterior.row_sum`)."""
+        return self._map_reduce("row_sum", fn, theta, width, native)
 
     def full_grad(self, theta):
         return self._map_reduce("full_grad", theta)

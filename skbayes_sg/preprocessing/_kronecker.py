@@ -16,19 +16,21 @@ __all__ = ["kronecker_covariance"]
 
 
 def _factors(posterior, coef, intercept, ones):
-    """``(A, B)`` in one pass over the rows (chunked); ``ones``: append the intercept column."""
+    """``(A, B)`` in one pass over the rows (:meth:`~skbayes_sg.models.Posterior.row_sum`: row
+    chunks in memory, a map-reduce on dask); ``ones``: append the intercept column."""
     K, d1 = coef.shape[0], coef.shape[1] + int(ones)
-    A, B, total = np.zeros((K, K)), np.zeros((d1, d1)), 0.0
-    for sl in posterior.chunks(width=K + d1):
-        X = np.asarray(posterior.X[sl], dtype=np.float64)
-        m = np.ones(X.shape[0]) if posterior.weight is None else posterior.weight[sl]
+
+    def sums(_, X, y, w):
+        m = np.ones(X.shape[0]) if w is None else w
         P = softmax(X @ coef.T + intercept, axis=1)
         mP = P * m[:, None]
-        A += np.diag(mP.sum(axis=0)) - P.T @ mP
         Xt = np.hstack([X, np.ones((X.shape[0], 1))]) if ones else X
-        B += Xt.T @ (Xt * m[:, None])
-        total += m.sum()
-    return A / total, B
+        B = Xt.T @ (Xt * m[:, None])
+        return np.concatenate([(np.diag(mP.sum(axis=0)) - P.T @ mP).ravel(), B.ravel(),
+                               [m.sum()]])
+
+    flat = posterior.row_sum(sums, None, width=K + d1)
+    return flat[:K * K].reshape(K, K) / flat[-1], flat[K * K:-1].reshape(d1, d1)
 
 
 def kronecker_covariance(posterior, mode):
