@@ -25,7 +25,7 @@ def _factors(posterior, coef, intercept, ones):
         P = softmax(X @ coef.T + intercept, axis=1)
         mP = P * m[:, None]
         Xt = np.hstack([X, np.ones((X.shape[0], 1))]) if ones else X
-        B = Xt.T @ (Xt * m[:, None])
+        B = Xt.T @ Xt if w is None else Xt.T @ (Xt * m[:, None])  # unweighted: syrk, half
         return np.concatenate([(np.diag(mP.sum(axis=0)) - P.T @ mP).ravel(), B.ravel(),
                                [m.sum()]])
 
