@@ -12,6 +12,7 @@ from skbayes_sg.models import (GaussianLinearModel, GaussianPrior, LogisticModel
 from skbayes_sg.models._base import Likelihood
 from skbayes_sg.models._fused import fused_predictor
 from skbayes_sg.preprocessing import _mode, find_mode, full_hessian
+from skbayes_sg.preprocessing._kronecker import kronecker_covariance
 from skbayes_sg.preprocessing._mode import lbfgs_mode
 from skbayes_sg.preprocessing._newton import newton_mode
 
@@ -69,10 +70,11 @@ def test_large_softmax_lbfgs_runs_in_kronecker_coordinates(weighted):
     L = np.stack([to_theta(e) - theta0 for e in np.eye(model.n_params)], axis=1)
     assert np.allclose(L.T, np.stack([to_u(e) for e in np.eye(model.n_params)], axis=1))
     assert np.allclose(L.T @ full_hessian(pb, theta0) @ L, np.eye(model.n_params), atol=1e-8)
-    assert evals == n
+    assert evals == 2 * n  # the pass of the class factor and, once per posterior, the Gram's
     theta_l, evals_l = lbfgs_mode(pb)
     theta_n, _, H = newton_mode(pb)
     assert (theta_l - theta_n) @ H @ (theta_l - theta_n) < 1e-8
+    assert kronecker_covariance(pb, theta_n)[1] == n  # the Laplace reuses the Gram's factor
     assert evals_l <= 35 * n  # 25 passes here; the diagonal scaling took 49
 
 

@@ -1,9 +1,10 @@
-"""The Kronecker-factored Laplace covariance of a softmax posterior, in one pass.
+"""The Kronecker-factored Laplace covariance of a softmax posterior.
 
-``A = sum_i m_i S_i / sum_i m_i`` and ``B = sum_i m_i x~_i x~_i^T`` at the mode (see
+``A = sum_i m_i S_i / sum_i m_i`` at the mode and ``B = sum_i m_i x~_i x~_i^T`` (see
 :class:`~skbayes_sg.models.KroneckerCovariance`), then the eigen-decompositions of ``A`` and of
-the prior-whitened ``B~`` -- ``O(n d^2 + n K^2)`` for the pass, ``O(K^3 + d^3)`` after it, where a
-dense Hessian would cost ``O(n K^2 d^2)`` and ``O(K^3 d^3)``.
+the prior-whitened ``B~`` -- ``O(n K d)`` for the pass of ``A``, ``O(n d^2)`` for ``B``'s (once
+per posterior: it does not depend on the position), ``O(K^3 + d^3)`` after them, where a dense
+Hessian would cost ``O(n K^2 d^2)`` and ``O(K^3 d^3)``.
 """
 
 import numpy as np
@@ -11,26 +12,35 @@ from scipy.linalg import eigh
 from scipy.special import softmax
 
 from ..models import KroneckerCovariance
+from ._memo import once_per
 
 __all__ = ["kronecker_covariance"]
 
 
-def _factors(posterior, coef, intercept, ones):
-    """``(A, B)`` in one pass over the rows (:meth:`~skbayes_sg.models.Posterior.row_sum`: row
-    chunks in memory, a map-reduce on dask); ``ones``: append the intercept column."""
-    K, d1 = coef.shape[0], coef.shape[1] + int(ones)
+def _class_factor(posterior, coef, intercept):
+    """``A`` in one pass over the rows (:meth:`~skbayes_sg.models.Posterior.row_sum`: row
+    chunks in memory, a map-reduce on dask)."""
+    K = coef.shape[0]
 
     def sums(_, X, y, w):
         m = np.ones(X.shape[0]) if w is None else w
         P = softmax(X @ coef.T + intercept, axis=1)
         mP = P * m[:, None]
-        Xt = np.hstack([X, np.ones((X.shape[0], 1))]) if ones else X
-        B = Xt.T @ Xt if w is None else Xt.T @ (Xt * m[:, None])  # unweighted: syrk, half
-        return np.concatenate([(np.diag(mP.sum(axis=0)) - P.T @ mP).ravel(), B.ravel(),
-                               [m.sum()]])
+        return np.append((np.diag(mP.sum(axis=0)) - P.T @ mP).ravel(), m.sum())
 
-    flat = posterior.row_sum(sums, None, width=K + d1)
-    return flat[:K * K].reshape(K, K) / flat[-1], flat[K * K:-1].reshape(d1, d1)
+    flat = posterior.row_sum(sums, None, width=2 * K)
+    return flat[:-1].reshape(K, K) / flat[-1]
+
+
+def _feature_factor(posterior, ones, prior_sd):
+    """Eigenpairs ``(mu, R)`` of the prior-whitened ``B~``, and the pass that built ``B``; they
+    do not depend on the position, so the mode search's start and the Laplace share them."""
+    def gram(_, X, y, w):
+        Xt = np.hstack([X, np.ones((X.shape[0], 1))]) if ones else X
+        return Xt.T @ Xt if w is None else Xt.T @ (Xt * w[:, None])  # unweighted: syrk, half
+
+    B = posterior.row_sum(gram, None, width=2 * prior_sd.size)
+    return eigh(0.5 * (B + B.T) * np.outer(prior_sd, prior_sd)), posterior.n_rows
 
 
 def kronecker_covariance(posterior, mode):
@@ -47,7 +57,7 @@ def kronecker_covariance(posterior, mode):
     -------
     covariance : KroneckerCovariance
     n_grad_evals : int
-        One pass over the rows.
+        The pass for ``A``, and the first time for this posterior the pass for ``B``.
     """
     model = posterior.model
     parts = model.unpack(mode)
@@ -62,8 +72,9 @@ def kronecker_covariance(posterior, mode):
         raise ValueError("the Kronecker Laplace needs a proper prior with one precision per "
                          "feature column, the same for every class.")
     prior_sd = 1.0 / np.sqrt(prec[0])
-    A, B = _factors(posterior, coef, intercept, ones)
+    (mu, R), evals = once_per((posterior,), ("kronecker B", ones, prior_sd.tobytes()),
+                              lambda: _feature_factor(posterior, ones, prior_sd))
+    A = _class_factor(posterior, coef, intercept)
     lam, Q = eigh(0.5 * (A + A.T))
-    mu, R = eigh(0.5 * (B + B.T) * np.outer(prior_sd, prior_sd))
     d_inv_sqrt = 1.0 / np.sqrt(1.0 + np.outer(np.maximum(lam, 0.0), np.maximum(mu, 0.0)))
-    return KroneckerCovariance(order, prior_sd, Q, R, d_inv_sqrt), posterior.n_rows
+    return KroneckerCovariance(order, prior_sd, Q, R, d_inv_sqrt), posterior.n_rows + evals
