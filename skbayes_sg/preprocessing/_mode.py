@@ -99,8 +99,9 @@ def _whitening(posterior, theta0):
     ``L`` is a factor of the inverse curvature at the start, for GLMs with more than
     ``DENSE_MAX_PARAMS`` parameters: the Kronecker-factored one for softmax regression on dense
     rows (:func:`~skbayes_sg.preprocessing.kronecker_covariance`; at the start every row has the
-    same class probabilities, so it is the exact likelihood Hessian there), else the diagonal
-    ``(∇²U)_jj^{-1/2}``; one pass either way.  Other models: ``L = I``.
+    same class probabilities, so it is the exact likelihood Hessian there; two passes, and the
+    Laplace at the mode reuses the Gram matrix of one), else the diagonal ``(∇²U)_jj^{-1/2}``
+    (one pass).  Other models: ``L = I``.
     """
     model = posterior.model
     if not (model.is_glm and model.n_params > DENSE_MAX_PARAMS):
