@@ -218,6 +218,71 @@ def test_kronecker_laplace_is_a_consistent_factor_close_to_the_exact_one():
     assert 0.3 < w.min() and w.max() < 10
 
 
+def _softmax_posterior(K, d, n, seed=0, scale=2.0):
+    from scipy.special import softmax
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    P = softmax(X @ (scale * rng.normal(size=(K, d)) / np.sqrt(d)).T, axis=1)
+    y = (P.cumsum(1) > rng.random((n, 1))).argmax(1)
+    model = LogisticModel(d, K)
+    post = Posterior(model, GaussianPrior(model.prior_precision(1.0)), X, y)
+    return post, find_mode(post, rng).theta
+
+
+def test_block_laplace_inverts_its_schur_precision_and_conditions_better_than_kronecker():
+    # G - U S^-1 U^T: the exact class blocks D_k (+ prior), the off-diagonal blocks replaced by
+    # the Schur term with the likelihood's null space (a constant added to every class)
+    from scipy.linalg import block_diag
+    from scipy.special import softmax
+
+    from skbayes_sg.preprocessing._blocks import block_covariance
+    from skbayes_sg.preprocessing._contrasts import correct_intercept_contrasts
+    from skbayes_sg.preprocessing._kronecker import kronecker_covariance, softmax_layout
+
+    K, d, n = 10, 20, 3000
+    post, mode = _softmax_posterior(K, d, n)
+    cov, evals = block_covariance(post, mode)
+    assert evals == n and cov.kind == "block"
+    eye = np.eye(mode.size)
+    L = cov.factor_rows(eye).T
+    np.testing.assert_allclose(cov.apply(eye), L @ L.T, atol=1e-12)
+    np.testing.assert_allclose(cov.variances, np.diag(L @ L.T), rtol=1e-10)
+    np.testing.assert_allclose(cov.factor_t_rows(eye), L, atol=1e-12)
+    np.testing.assert_allclose(cov.inverse_rows(cov.factor_rows(eye)), eye, atol=1e-10)
+    np.testing.assert_allclose(cov.factor_rows(eye[3]), L[:, 3], atol=1e-12)  # a vector
+    order, prior_sd, _ = softmax_layout(post)
+    named = post.model.unpack(mode)
+    X1 = np.hstack([post.X, np.ones((n, 1))])
+    c = softmax(post.X @ named["coef"].T + named["intercept"], axis=1)
+    c *= 1.0 - c
+    D = np.stack([X1.T @ (X1 * c[:, [k]]) for k in range(K)])
+    P = np.diag(prior_sd**-2.0)
+    U = D.reshape(-1, d + 1)
+    precision = block_diag(*(D + P)) - U @ np.linalg.solve(D.sum(0) + P, U.T)
+    Sigma = (L @ L.T)[np.ix_(order, order)]  # class-major
+    np.testing.assert_allclose(Sigma @ precision, np.eye(mode.size), atol=1e-8)
+    H = full_hessian(post, mode)
+    kron = correct_intercept_contrasts(post, mode, kronecker_covariance(post, mode)[0])[0]
+    spectra = {name: np.linalg.eigvalsh(F.T @ H @ F) for name, F in
+               [("block", L), ("kronecker", kron.factor_rows(eye).T)]}
+    assert 0.6 < spectra["block"].min() and spectra["block"].max() < 1.5
+    kappa = {name: w.max() / w.min() for name, w in spectra.items()}
+    assert kappa["block"] < 0.6 * kappa["kronecker"]
+
+
+def test_large_softmax_gets_the_block_laplace_while_it_is_affordable(monkeypatch):
+    from skbayes_sg.preprocessing import _blocks
+
+    big = _laplace_problem(LogisticModel(100, 100), 5000, 100)  # 10,100 parameters
+    assert laplace_kind(big, "auto") == laplace_kind(big, "laplace") == "block"
+    monkeypatch.setattr(_blocks, "BLOCK_FLOPS", 1e9)  # n K d1^2 = 5.2e9 multiply-adds
+    assert laplace_kind(big, "auto") == "kronecker"
+    monkeypatch.undo()
+    monkeypatch.setattr(_blocks, "BLOCK_FLOATS", 1e5)  # K d1^2 = 1.02e6 floats per factor
+    assert laplace_kind(big, "auto") == "kronecker"
+
+
 def test_hessian_rows_are_exact_and_chunked_by_their_widest_temporary(monkeypatch):
     # V -> V H against the dense Hessian; a softmax chunk holds l x K directional predictors per
     # row, so its rows are bounded by that width (sized by l alone, 198 directions of a

@@ -36,9 +36,14 @@ default=see signature
         for ``"hmc"`` the initial step of dual averaging.
     preconditioner : {"auto", "laplace", "diagonal"} or None, default="auto"
         Constant preconditioner / inverse mass matrix from the Laplace approximation at the mode:
-        ``"laplace"`` dense, ``"diagonal"`` inverse diagonal curvature, ``"auto"`` dense for GLMs
-        up to 500 parameters and diagonal otherwise, ``None`` off.  The MLP has no exact Hessian:
-        it takes ``"auto"`` (diagonal Gauss-Newton) or ``"diagonal"`` and refuses ``"laplace"``.
+        ``"auto"`` is dense for GLMs up to 500 parameters (1,000 when the Hessian pass is cheap);
+        above that, for softmax on dense rows, the class-block Laplace (each class's exact Hessian
+        block, coupled by a Schur term, while ``K (d + 1)^2 <= 4e6``) or else the Kronecker-factored
+        one; for wide data (``p >= 2 N``) the exact low rank plus prior; otherwise diagonal.
+        ``"laplace"`` is the same but low rank plus diagonal where ``"auto"`` is diagonal (and dense
+        whenever the Hessian pass is affordable); ``"diagonal"`` inverse diagonal curvature;
+        ``None`` off.  The MLP has no exact Hessian: it takes ``"auto"`` (diagonal Gauss-Newton) or
+        ``"diagonal"`` and refuses ``"laplace"``.
     n_warmup : int, default=see signature
         Steps per chain discarded as warm-up.
     n_draws : int, default=see signature

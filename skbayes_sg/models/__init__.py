@@ -4,6 +4,7 @@ See :mod:`skbayes_sg.models._base` for the protocol every model follows.
 """
 
 from ._base import GaussianPrior, NoisePrior, as_float64, design
+from ._blocks import BlockCovariance
 from ._corrected import CorrectedCovariance
 from ._kronecker import KroneckerCovariance
 from ._linear import GaussianLinearModel
@@ -14,7 +15,7 @@ from ._posterior import Laplace, Posterior
 from ._sparse import ChainRows
 
 __all__ = [
-    "ChainRows", "CorrectedCovariance", "GaussianPrior", "NoisePrior", "GaussianLinearModel",
+    "BlockCovariance", "ChainRows", "CorrectedCovariance", "GaussianPrior", "NoisePrior", "GaussianLinearModel",
     "KroneckerCovariance", "LogisticModel", "LowRankCovariance", "MLPModel", "Laplace", "Posterior",
     "as_float64", "design",
 ]

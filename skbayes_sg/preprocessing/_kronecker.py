@@ -14,7 +14,7 @@ from scipy.special import softmax
 from ..models import KroneckerCovariance
 from ._memo import once_per
 
-__all__ = ["kronecker_covariance"]
+__all__ = ["kronecker_covariance", "softmax_layout"]
 
 
 def _class_factor(posterior, coef, intercept):
@@ -43,6 +43,26 @@ def _feature_factor(posterior, ones, prior_sd):
     return eigh(0.5 * (B + B.T) * np.outer(prior_sd, prior_sd)), posterior.n_rows
 
 
+def softmax_layout(posterior):
+    """``(order, prior_sd, ones)`` of a softmax posterior: the flat indices of its ``(K, d1)``
+    weight matrix, the prior sd of each column, and whether the last column is the intercept.
+
+    Raises ``ValueError`` unless the prior has one positive precision per column, the same for
+    every class (the structured Laplace approximations assume it).
+    """
+    model = posterior.model
+    ones = "intercept" in model.param_shapes()
+    index = model.unpack(np.arange(model.n_params))
+    K = index["coef"].shape[0]
+    cols = [index["coef"], index["intercept"][:, None]] if ones else [index["coef"]]
+    order = np.hstack(cols).ravel().astype(np.intp)
+    prec = posterior.prior.precision[order].reshape(K, -1)
+    if not (np.all(prec > 0) and np.allclose(prec, prec[0])):
+        raise ValueError("the structured softmax Laplace needs a proper prior with one precision "
+                         "per feature column, the same for every class.")
+    return order, 1.0 / np.sqrt(prec[0]), ones
+
+
 def kronecker_covariance(posterior, mode):
     """``Sigma ≈ H^{-1}`` as ``(I (x) P^{-1/2}) (Q (x) R) D^{-1} (...)^T``, and its cost.
 
@@ -59,19 +79,9 @@ def kronecker_covariance(posterior, mode):
     n_grad_evals : int
         The pass for ``A``, and the first time for this posterior the pass for ``B``.
     """
-    model = posterior.model
-    parts = model.unpack(mode)
+    order, prior_sd, ones = softmax_layout(posterior)
+    parts = posterior.model.unpack(mode)
     coef, intercept = parts["coef"], parts["intercept"]
-    K, d = coef.shape
-    ones = "intercept" in model.param_shapes()
-    index = model.unpack(np.arange(mode.size))
-    cols = [index["coef"], index["intercept"][:, None]] if ones else [index["coef"]]
-    order = np.hstack(cols).ravel().astype(np.intp)
-    prec = posterior.prior.precision[order].reshape(K, -1)
-    if not (np.all(prec > 0) and np.allclose(prec, prec[0])):
-        raise ValueError("the Kronecker Laplace needs a proper prior with one precision per "
-                         "feature column, the same for every class.")
-    prior_sd = 1.0 / np.sqrt(prec[0])
     (mu, R), evals = once_per((posterior,), ("kronecker B", ones, prior_sd.tobytes()),
                               lambda: _feature_factor(posterior, ones, prior_sd))
     A = _class_factor(posterior, coef, intercept)

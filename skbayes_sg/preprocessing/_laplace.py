@@ -1,9 +1,11 @@
 """Laplace approximation at the mode: the default preconditioner.
 
 ``Sigma = (∇²U(theta_hat))^-1``.  Dense for models with an exact Hessian and
-moderate ``p``; diagonal (``1 / diag ∇²U``) otherwise -- for the MLP the
-diagonal of the Gauss-Newton (Fisher) matrix.  ``"laplace"`` on a GLM with more than
-``DENSE_MAX_PARAMS`` parameters gives low rank plus diagonal (:mod:`._lowrank`).
+moderate ``p``; structured for larger softmax (class blocks, :mod:`._blocks`, or Kronecker
+factors, :mod:`._kronecker`) and wide data (Woodbury, :mod:`._lowrank`); diagonal
+(``1 / diag ∇²U``) otherwise -- for the MLP the diagonal of the Gauss-Newton (Fisher) matrix.
+``"laplace"`` on a GLM with more than ``DENSE_MAX_PARAMS`` parameters gives low rank plus
+diagonal (:mod:`._lowrank`) where ``"auto"`` is diagonal.
 """
 
 import numpy as np
@@ -11,6 +13,7 @@ import scipy.sparse as sp
 from scipy.linalg import eigh
 
 from ..models import Laplace
+from ._blocks import block_covariance, block_fits
 from ._contrasts import correct_intercept_contrasts
 from ._kronecker import kronecker_covariance
 from ._lowrank import lowrank_covariance
@@ -33,13 +36,14 @@ def full_hessian(posterior, theta):
 
 
 def laplace_kind(posterior, kind):
-    """The covariance a preconditioner option builds: ``"dense"``, ``"lowrank"``, ``"wide"`` or
-    ``"diagonal"``.
+    """The covariance a preconditioner option builds: ``"dense"``, ``"lowrank"``, ``"wide"``,
+    ``"block"``, ``"kronecker"`` or ``"diagonal"``.
 
     GLMs with more than ``DENSE_MAX_PARAMS`` parameters on wide data (:func:`is_wide`) get
     ``"wide"`` (exact, through the Woodbury identity, ``O(rank p)`` per product).  Otherwise
     ``"laplace"``: dense when :func:`dense_affordable` (and for models without Hessian-vector
-    products); softmax regression on dense rows then gets ``"kronecker"`` (:func:`kronecker_fits`);
+    products); softmax regression on dense rows then gets ``"block"`` while its class blocks are
+    affordable (:func:`~._blocks.block_fits`), else ``"kronecker"`` (:func:`kronecker_fits`);
     otherwise ``"laplace"`` gives low rank plus diagonal and ``"auto"`` diagonal; ``"diagonal"``.
     """
     model = posterior.model
@@ -52,7 +56,8 @@ def laplace_kind(posterior, kind):
     if kind == "laplace" and not model.is_glm:
         return "dense"
     if kronecker_fits(posterior):
-        return "kronecker"
+        K, d1 = model.n_outputs, model.n_params // model.n_outputs
+        return "block" if block_fits(posterior.n_rows, K, d1) else "kronecker"
     return "lowrank" if kind == "laplace" else "diagonal"
 
 
@@ -133,6 +138,8 @@ def laplace_at(posterior, mode, kind="auto", hessian=None):
     d = diagonal_curvature(posterior, mode)
     if which == "diagonal":
         return Laplace(mode, 1.0 / d), posterior.n_rows
+    if which == "block":
+        return Laplace(mode, *block_covariance(posterior, mode)[:1]), posterior.n_rows
     if which == "kronecker":
         cov, evals = kronecker_covariance(posterior, mode)
         cov, more = correct_intercept_contrasts(posterior, mode, cov)
