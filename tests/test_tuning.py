@@ -62,3 +62,34 @@ def test_stationary_variance_on_a_grid_equals_the_pointwise_closed_form(name):
             if stable:
                 Q = (2 * h + h * h * nu) * np.array([[h * h, h], [h, 1.0]])
                 np.testing.assert_allclose(v, solve_discrete_lyapunov(A, Q)[0, 0], rtol=1e-10)
+
+
+def test_curvature_pilot_of_a_glm_is_not_inflated_by_a_small_subsample():
+    # a subsample's Hessian scaled to N has a larger top eigenvalue than the full one (about
+    # (1 + sqrt(p / m))^2 whitened); the step-size rule caps the step at 0.5 / lam_max, so a GLM
+    # pilots on at least 2 p rows (all of them here) and the estimate is the full-data one
+    from skbayes_sg.models import GaussianPrior, LogisticModel, MLPModel, Posterior
+    from skbayes_sg.preprocessing import find_mode, full_hessian, laplace_at, power_curvature
+    from skbayes_sg.preprocessing._pilot import pilot_rows
+    from skbayes_sg.preprocessing._laplace import whitened_curvature
+    from skbayes_sg.samplers import diagonal
+
+    rng = np.random.default_rng(0)
+    K, d, n = 12, 100, 2400
+    X = rng.normal(size=(n, d))
+    y = rng.integers(0, K, size=n)
+    model = LogisticModel(d, K)
+    post = Posterior(model, GaussianPrior(model.prior_precision(1.0)), X, y)
+    assert pilot_rows(post) == n  # 2 p = 2424 >= n
+    mlp = MLPModel((d, 8, 2), "relu")
+    assert pilot_rows(Posterior(mlp, GaussianPrior(np.ones(mlp.n_params)), X, y % 2)) == 2048
+    mode = find_mode(post, rng).theta
+    lap, _ = laplace_at(post, mode, "diagonal")
+    precond = diagonal(lap.variances)
+    exact = whitened_curvature(full_hessian(post, mode), precond)[0]
+    lam, evals = power_curvature(post, mode, precond, np.random.default_rng(1), n_iter=40)
+    assert evals == 80 * n
+    assert 0.9 * exact < lam <= 1.001 * exact
+    small, _ = power_curvature(post, mode, precond, np.random.default_rng(1), n_iter=40,
+                               n_rows=300)
+    assert small > 1.2 * exact  # the inflation this avoids
