@@ -37,23 +37,38 @@ def mix_uniform(scores, multiplicity=None, uniform_mix=0.1):
     default) floors every ``p_i`` at ``a m_i / N > 0``: a zero weight would bias the estimator
     (methods.md §5).  Non-finite or negative scores count as 0; all-zero scores give uniform.
     """
+    return _mix_into(np.array(scores, dtype=np.float64), multiplicity, uniform_mix)
+
+
+def _mix_into(s, multiplicity, uniform_mix):
+    """:func:`mix_uniform` written into the float64 scores ``s``.
+
+    One array of ``N`` floats in all (a fresh one costs its page faults, about 2 ms per MB here:
+    written with temporaries, the mix of 10^7 scores took 0.86 s).
+    """
     if not 0.0 < uniform_mix <= 1.0:
         raise ValueError(f"uniform_mix must be in (0, 1], got {uniform_mix!r}.")
-    scores = np.asarray(scores, dtype=np.float64)
-    base = np.ones(scores.shape[0]) if multiplicity is None else np.asarray(multiplicity, float)
-    base = base / base.sum()
-    s = np.where(np.isfinite(scores) & (scores > 0), scores, 0.0)
+    s[~(np.isfinite(s) & (s > 0))] = 0.0
     total = s.sum()
     if not (np.isfinite(total) and total > 0):
-        return base
-    p = (1.0 - uniform_mix) * (s / total) + uniform_mix * base
-    return p / p.sum()
+        s[:] = 1.0 if multiplicity is None else multiplicity
+        s /= s.sum()
+        return s
+    s *= (1.0 - uniform_mix) / total
+    if multiplicity is None:
+        s += uniform_mix / s.shape[0]
+    else:
+        m = np.asarray(multiplicity, dtype=np.float64)
+        s += (uniform_mix / m.sum()) * m
+    s /= s.sum()
+    return s
 
 
 def _finish(posterior, scores, uniform_mix):
+    """The probabilities of fresh float64 ``scores`` (overwritten)."""
     if posterior.weight is not None:
-        scores = scores * posterior.weight
-    return mix_uniform(scores, posterior.weight, uniform_mix)
+        scores *= posterior.weight
+    return _mix_into(scores, posterior.weight, uniform_mix)
 
 
 def gradient_norm_weights(posterior, laplace, uniform_mix=0.1):

@@ -69,12 +69,22 @@ class WeightTables(NamedTuple):
 
 
 def weight_tables(p):
-    """:class:`WeightTables` of the (unnormalised) weights ``p``: ``O(n log n)``."""
-    cdf = np.cumsum(p)
-    total = cdf[-1]
-    edges = np.arange(p.size) * (total / p.size) * (1.0 - 1e-12)
-    guide = np.searchsorted(cdf, edges, side="right")
-    return WeightTables(np.append(cdf, np.inf), total, total / p, guide)
+    """:class:`WeightTables` of the (unnormalised) weights ``p``: ``O(n log n)``.
+
+    Three arrays of ``n`` and no other (the guide's bucket edges are built in the buffer that then
+    holds ``1 / p``): fresh memory costs its page faults, and at 10^7 rows the temporaries took
+    longer than the search.
+    """
+    n = p.size
+    cdf = np.empty(n + 1)
+    np.cumsum(p, out=cdf[:n])
+    cdf[n] = np.inf  # sentinel: the forward search stops
+    total = float(cdf[n - 1])
+    buf = np.arange(n, dtype=np.float64)
+    buf *= (total / n) * (1.0 - 1e-12)  # bucket edges
+    guide = np.searchsorted(cdf[:n], buf, side="right")
+    np.divide(total, p, out=buf)
+    return WeightTables(cdf, total, buf, guide)
 
 
 def preference_weights(posterior, laplace, correction, uniform_mix, rng):
