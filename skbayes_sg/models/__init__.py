@@ -15,7 +15,7 @@ from ._posterior import Laplace, Posterior
 from ._sparse import ChainRows
 
 __all__ = [
-    "BlockCovariance", "ChainRows", "CorrectedCovariance", "GaussianPrior", "NoisePrior", "GaussianLinearModel",
-    "KroneckerCovariance", "LogisticModel", "LowRankCovariance", "MLPModel", "Laplace", "Posterior",
-    "as_float64", "design",
+    "BlockCovariance", "ChainRows", "CorrectedCovariance", "GaussianPrior", "NoisePrior",
+    "GaussianLinearModel", "KroneckerCovariance", "LogisticModel", "LowRankCovariance", "MLPModel",
+    "Laplace", "Posterior", "as_float64", "design",
 ]

@@ -5,15 +5,18 @@ The softmax likelihood Hessian over the ``(K, d + 1)`` weight matrix is
 ``D_k = sum_i s_ik (1 - s_ik) x~_i x~_i^T`` are cheap (``K`` weighted Gram matrices) and its
 off-diagonal blocks ``-sum_i s_ik s_il x~_i x~_i^T`` are many but each small, and they sum to
 ``-D_k`` over ``l != k`` (adding a constant to every class changes nothing).  The preconditioner
-keeps the diagonal blocks and replaces the off-diagonal ones by the rank-``(d+1)`` term that has
-the same null space::
+keeps the classes' exact blocks in ``G`` and couples them through the classes' sum::
 
     H ≈ G - U S^{-1} U^T,   G = blockdiag(D_k + P),   U = [D_1; ...; D_K],   S = sum_k D_k + P,
 
-with ``P`` the prior precision of a column.  The approximation is positive definite (the subtracted
-term is a Schur complement: ``v^T G v - (sum_k D_k v_k)^T S^{-1} (sum_k D_k v_k) >= 0`` by
-Cauchy-Schwarz) and, unlike the Kronecker factorisation, exact in every class's own curvature.
-With ``G_k = C_k C_k^T`` (Cholesky), ``S = E E^T`` and ``W = C^{-1} U E^{-T}``::
+with ``P`` the prior precision of a column: block ``(k, l)`` of the subtracted term,
+``D_k S^{-1} D_l``, stands in for ``sum_i s_ik s_il x~_i x~_i^T``, so that each block row sums over
+``l`` to ``P + D_k S^{-1} P``, close to the exact ``P`` (the likelihood's rows sum to zero).  It is
+positive definite (``U S^{-1} U^T <= U (sum_k D_k)^+ U^T``, and
+``v^T G v - (sum_k D_k v_k)^T (sum_k D_k)^+ (sum_k D_k v_k) >= sum_k v_k^T P v_k`` by
+Cauchy-Schwarz), and along the constant direction ``v_k = u``, which only the prior identifies,
+its curvature is at most ``(K + 1) / K`` times the exact ``K u^T P u`` (``S`` holds ``P`` so that it
+is invertible whatever the data).  With ``G_k = C_k C_k^T`` (Cholesky), ``S = E E^T`` and ``W = C^{-1} U E^{-T}``::
 
     H ≈ C (I - W W^T) C^T,   I - W^T W = E^{-1} (P + sum_k D_k G_k^{-1} P) E^{-T} = V diag(mu) V^T,
     Sigma = L L^T,   L = C^{-T} (I + W F W^T),   F = V diag(1 / (sqrt(mu) (1 + sqrt(mu)))) V^T,
