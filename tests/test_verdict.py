@@ -378,3 +378,8 @@ def test_softmax_is_judged_on_its_identified_quantities():
     binary, _ = _fit(BayesianLogisticRegression(random_state=0, n_warmup=50, n_draws=50),
                      X, (y > 0).astype(int))
     assert "identified_rhat" not in binary.diagnostics_
+    # without intercepts: the centred coefficients only (summary() raised KeyError 'intercept')
+    plain, _ = _fit(BayesianLogisticRegression(random_state=0, n_warmup=50, n_draws=50,
+                                               fit_intercept=False), X, y)
+    groups = plain.summary().groups
+    assert "coef_centred" in groups and not {"intercept", "intercept_centred"} & set(groups)

@@ -113,8 +113,9 @@ class BayesianLogisticRegression(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC)
         out = super()._groups()
         if self.model_.n_classes > 2:
             for name in ("coef", "intercept"):
-                values = out[name][0]
-                out[f"{name}_centred"] = (values - values.mean(axis=2, keepdims=True), None)
+                if name in out:  # no intercept with fit_intercept=False
+                    values = out[name][0]
+                    out[f"{name}_centred"] = (values - values.mean(axis=2, keepdims=True), None)
         return out
 
     _judged_as = "identified"
