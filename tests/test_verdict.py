@@ -251,6 +251,8 @@ def test_block_laplace_inverts_its_schur_precision_and_conditions_better_than_kr
     np.testing.assert_allclose(cov.factor_t_rows(eye), L, atol=1e-12)
     np.testing.assert_allclose(cov.inverse_rows(cov.factor_rows(eye)), eye, atol=1e-10)
     np.testing.assert_allclose(cov.factor_rows(eye[3]), L[:, 3], atol=1e-12)  # a vector
+    blocks = eye[:6].reshape(2, 3, -1)  # SGLD draws its noise in (steps, chains, p) blocks
+    np.testing.assert_allclose(cov.factor_rows(blocks), L[:, :6].T.reshape(2, 3, -1), atol=1e-12)
     order, prior_sd, _ = softmax_layout(post)
     named = post.model.unpack(mode)
     X1 = np.hstack([post.X, np.ones((n, 1))])

@@ -35,10 +35,11 @@ __all__ = ["BlockCovariance"]
 
 
 def _rows(method):
-    """``method`` on rows ``(C, p)``, and on a vector ``(p,)`` as one row."""
+    """``method`` on rows ``(C, p)``, and on any ``(..., p)`` as its rows (SGLD's noise blocks are
+    ``(steps, C, p)``)."""
     def on_rows(self, x):
         x = np.asarray(x)
-        return method(self, x[None])[0] if x.ndim == 1 else method(self, x)
+        return method(self, x.reshape(-1, x.shape[-1])).reshape(x.shape)
     on_rows.__name__, on_rows.__doc__ = method.__name__, method.__doc__
     return on_rows
 
