@@ -65,6 +65,8 @@ def test_stationary_variance_on_a_grid_equals_the_pointwise_closed_form(name):
 
 
 def test_curvature_pilot_of_a_glm_is_not_inflated_by_a_small_subsample():
+    from types import SimpleNamespace
+
     # a subsample's Hessian scaled to N has a larger top eigenvalue than the full one (about
     # (1 + sqrt(p / m))^2 whitened); the step-size rule caps the step at 0.5 / lam_max, so a GLM
     # pilots on at least 2 p rows (all of them here) and the estimate is the full-data one
@@ -83,6 +85,8 @@ def test_curvature_pilot_of_a_glm_is_not_inflated_by_a_small_subsample():
     assert pilot_rows(post) == n  # 2 p = 2424 >= n
     mlp = MLPModel((d, 8, 2), "relu")
     assert pilot_rows(Posterior(mlp, GaussianPrior(np.ones(mlp.n_params)), X, y % 2)) == 2048
+    wide = SimpleNamespace(model=SimpleNamespace(is_glm=True, n_params=2**18), n_rows=800_000)
+    assert pilot_rows(wide) == 65_536  # 40 m row evaluations: at most 2.6 million
     mode = find_mode(post, rng).theta
     lap, _ = laplace_at(post, mode, "diagonal")
     precond = diagonal(lap.variances)
