@@ -15,8 +15,9 @@ with ``P`` the prior precision of a column: block ``(k, l)`` of the subtracted t
 positive definite (``U S^{-1} U^T <= U (sum_k D_k)^+ U^T``, and
 ``v^T G v - (sum_k D_k v_k)^T (sum_k D_k)^+ (sum_k D_k v_k) >= sum_k v_k^T P v_k`` by
 Cauchy-Schwarz), and along the constant direction ``v_k = u``, which only the prior identifies,
-its curvature is at most ``(K + 1) / K`` times the exact ``K u^T P u`` (``S`` holds ``P`` so that it
-is invertible whatever the data).  With ``G_k = C_k C_k^T`` (Cholesky), ``S = E E^T`` and ``W = C^{-1} U E^{-T}``::
+its curvature is at most ``(K + 1) / K`` times the exact ``K u^T P u`` (``S`` holds ``P`` so that
+it is invertible whatever the data).  With ``G_k = C_k C_k^T`` (Cholesky), ``S = E E^T`` and
+``W = C^{-1} U E^{-T}``::
 
     H ≈ C (I - W W^T) C^T,   I - W^T W = E^{-1} (P + sum_k D_k G_k^{-1} P) E^{-T} = V diag(mu) V^T,
     Sigma = L L^T,   L = C^{-T} (I + W F W^T),   F = V diag(1 / (sqrt(mu) (1 + sqrt(mu)))) V^T,
