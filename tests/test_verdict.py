@@ -385,3 +385,15 @@ def test_softmax_is_judged_on_its_identified_quantities():
                                                fit_intercept=False), X, y)
     groups = plain.summary().groups
     assert "coef_centred" in groups and not {"intercept", "intercept_centred"} & set(groups)
+
+
+def test_softmax_anchor_responses_are_stored_row_major():
+    # every step gathers b rows of them: column-major (as the chunks give them) cost 3.3 ms per
+    # step against 0.5 ms on 6,400 rows of a 100-class model
+    from skbayes_sg.subsampling._corrections import anchor_terms
+
+    post, mode = _softmax_posterior(6, 4, 20_000)  # three row chunks
+    G, responses = anchor_terms(post, mode)
+    assert responses.shape == (20_000, 6) and responses.flags["C_CONTIGUOUS"]
+    np.testing.assert_allclose(G, post.full_grad(mode[None])[0] - post.prior.grad(mode[None])[0],
+                               rtol=1e-8, atol=1e-8)
