@@ -190,6 +190,19 @@ def test_wide_linear_regression_matches_the_exact_posterior(check_exact, fit_exa
     check_exact(reg, cov @ X.T @ y / 0.25, cov)
 
 
+def _consistent_factor(cov):
+    """``L`` (columns ``L e_j``) of a structured covariance, after checking that its products
+    agree: ``apply = L L^T``, ``variances = diag(L L^T)``, ``factor_t_rows = L``, and
+    ``inverse_rows`` inverts ``factor_rows``."""
+    eye = np.eye(cov.variances.size)
+    L = cov.factor_rows(eye).T
+    np.testing.assert_allclose(cov.apply(eye), L @ L.T, atol=1e-12)
+    np.testing.assert_allclose(cov.variances, np.diag(L @ L.T), rtol=1e-10)
+    np.testing.assert_allclose(cov.factor_t_rows(eye), L, atol=1e-12)
+    np.testing.assert_allclose(cov.inverse_rows(cov.factor_rows(eye)), eye, atol=1e-10)
+    return L
+
+
 def test_kronecker_laplace_is_a_consistent_factor_close_to_the_exact_one():
     from scipy.special import softmax
 
@@ -204,12 +217,7 @@ def test_kronecker_laplace_is_a_consistent_factor_close_to_the_exact_one():
     post = Posterior(model, GaussianPrior(model.prior_precision(1.0)), X, y)
     mode = find_mode(post, rng).theta
     cov, _ = kronecker_covariance(post, mode)
-    eye = np.eye(mode.size)
-    L = cov.factor_rows(eye).T  # columns L e_j
-    np.testing.assert_allclose(L @ L.T, cov.apply(eye), atol=1e-12)
-    np.testing.assert_allclose(np.diag(L @ L.T), cov.variances, rtol=1e-10)
-    np.testing.assert_allclose(cov.inverse_rows(cov.factor_rows(eye)), eye, atol=1e-10)
-    np.testing.assert_allclose(cov.factor_t_rows(eye), L, atol=1e-12)
+    L = _consistent_factor(cov)
     exact = np.linalg.inv(full_hessian(post, mode))
     np.testing.assert_allclose(cov.variances, np.diag(exact), rtol=0.05)  # K-FAC: approximate
     # as a preconditioner: the whitened exact covariance is well conditioned
@@ -245,11 +253,7 @@ def test_block_laplace_inverts_its_schur_precision_and_conditions_better_than_kr
     cov, evals = block_covariance(post, mode)
     assert evals == n and cov.kind == "block"
     eye = np.eye(mode.size)
-    L = cov.factor_rows(eye).T
-    np.testing.assert_allclose(cov.apply(eye), L @ L.T, atol=1e-12)
-    np.testing.assert_allclose(cov.variances, np.diag(L @ L.T), rtol=1e-10)
-    np.testing.assert_allclose(cov.factor_t_rows(eye), L, atol=1e-12)
-    np.testing.assert_allclose(cov.inverse_rows(cov.factor_rows(eye)), eye, atol=1e-10)
+    L = _consistent_factor(cov)
     np.testing.assert_allclose(cov.factor_rows(eye[3]), L[:, 3], atol=1e-12)  # a vector
     blocks = eye[:6].reshape(2, 3, -1)  # SGLD draws its noise in (steps, chains, p) blocks
     np.testing.assert_allclose(cov.factor_rows(blocks), L[:, :6].T.reshape(2, 3, -1), atol=1e-12)
@@ -326,11 +330,7 @@ def test_intercept_contrast_correction_restores_the_exact_widths(monkeypatch):
     cov, evals = correct_intercept_contrasts(post, mode, base)
     assert evals == 2 * (K - 1) * n
     eye = np.eye(mode.size)
-    L = cov.factor_rows(eye).T
-    np.testing.assert_allclose(cov.apply(eye), L @ L.T, atol=1e-12)
-    np.testing.assert_allclose(cov.variances, np.diag(L @ L.T), rtol=1e-10)
-    np.testing.assert_allclose(cov.factor_t_rows(eye), L, atol=1e-12)
-    np.testing.assert_allclose(cov.inverse_rows(cov.factor_rows(eye)), eye, atol=1e-10)
+    L = _consistent_factor(cov)
     idx = model.unpack(np.arange(mode.size))["intercept"]
     U = np.linalg.svd(np.eye(K) - 1.0 / K)[0][:, :K - 1]  # contrasts
 

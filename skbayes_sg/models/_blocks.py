@@ -73,7 +73,7 @@ class BlockCovariance:
     kind = "block"
 
     def _blocks(self, rows):
-        """Rows ``(C, p)`` as the class blocks ``(K, d1, C)`` (a vector ``(p,)`` as one row)."""
+        """Rows ``(C, p)`` as the class blocks ``(K, d1, C)``."""
         K, d1 = self.c_inv.shape[:2]
         return rows[:, self.order].reshape(-1, K, d1).transpose(1, 2, 0)
 
