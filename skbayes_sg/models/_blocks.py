@@ -28,6 +28,7 @@ costs ``O(K d^2)`` per row; nothing ``p x p`` is formed.
 """
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from scipy.linalg import solve_triangular
@@ -83,21 +84,22 @@ class BlockCovariance:
         out[:, self.order] = blocks.transpose(2, 0, 1).reshape(blocks.shape[2], -1)
         return out
 
-    def _middle(self, flat, scale):
-        """Rows ``a (I + W V diag(scale) V^T W^T)`` for rows ``a (C, K d1)`` in class order."""
-        z = (flat @ self.W) @ self.V
-        z *= scale
-        return flat + (z @ self.V.T) @ self.W.T
+    def _middle(self, scale):
+        """``V diag(scale) V^T`` ``(d1, d1)``."""
+        return (self.V * scale) @ self.V.T
 
-    def _core(self, blocks, scale):
+    @cached_property
+    def _F(self):
+        """``F`` of the module docstring: built once, used by every step's two products."""
+        root = np.sqrt(self.mu)
+        return self._middle(1.0 / (root * (1.0 + root)))
+
+    def _core(self, blocks, F):
+        """Blocks ``(K, d1, C)`` times ``I + W F W^T`` (rows ``a`` become ``a + ((a W) F) W^T``)."""
         K, d1, C = blocks.shape
         flat = blocks.transpose(2, 0, 1).reshape(C, K * d1)
-        return self._middle(flat, scale).reshape(C, K, d1).transpose(1, 2, 0)
-
-    @property
-    def _factor_scale(self):
-        root = np.sqrt(self.mu)
-        return 1.0 / (root * (1.0 + root))
+        flat = flat + ((flat @ self.W) @ F) @ self.W.T
+        return flat.reshape(C, K, d1).transpose(1, 2, 0)
 
     @property
     def variances(self):
@@ -112,14 +114,14 @@ class BlockCovariance:
     @_rows
     def factor_rows(self, z):
         """Rows ``z L^T``: standard normal rows become draws of ``N(0, Sigma)``."""
-        b = self._core(self._blocks(z), self._factor_scale)
+        b = self._core(self._blocks(z), self._F)
         return self._flat(np.matmul(self.c_inv.transpose(0, 2, 1), b))
 
     @_rows
     def factor_t_rows(self, g):
         """Rows ``g L``: a gradient in whitened coordinates."""
         a = np.matmul(self.c_inv, self._blocks(g))
-        return self._flat(self._core(a, self._factor_scale))
+        return self._flat(self._core(a, self._F))
 
     @_rows
     def inverse_rows(self, d):
@@ -127,7 +129,7 @@ class BlockCovariance:
         blocks = self._blocks(d)
         ct = np.stack([solve_triangular(c, b, lower=True, trans="T")
                        for c, b in zip(self.c_inv, blocks)])
-        return self._flat(self._core(ct, -1.0 / (1.0 + np.sqrt(self.mu))))
+        return self._flat(self._core(ct, self._middle(-1.0 / (1.0 + np.sqrt(self.mu)))))
 
     @_rows
     def apply(self, g):

@@ -139,7 +139,8 @@ def laplace_at(posterior, mode, kind="auto", hessian=None):
     if which == "diagonal":
         return Laplace(mode, 1.0 / d), posterior.n_rows
     if which == "block":
-        return Laplace(mode, *block_covariance(posterior, mode)[:1]), posterior.n_rows
+        cov, evals = block_covariance(posterior, mode)
+        return Laplace(mode, cov), evals
     if which == "kronecker":
         cov, evals = kronecker_covariance(posterior, mode)
         cov, more = correct_intercept_contrasts(posterior, mode, cov)
