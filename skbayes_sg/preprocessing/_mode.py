@@ -15,7 +15,7 @@ from ._kronecker import kronecker_covariance
 from ._laplace import DENSE_MAX_PARAMS, diagonal_curvature, kronecker_fits, uses_dense
 from ._newton import ModeResult, newton_mode
 
-__all__ = ["ModeResult", "find_mode", "lbfgs_mode", "adam_mode", "adam_starts"]
+__all__ = ["ModeResult", "find_mode", "lbfgs_mode", "adam_batch", "adam_mode", "adam_starts"]
 
 # Newton first runs on a uniform subsample of this many rows (likelihood scaled
 # to N) when the data have at least 4x as many: full-data Newton then starts a
@@ -141,20 +141,40 @@ def _adam_step(theta, g, m, v, buf, lr, beta1, beta2, t, eps=1e-8):
     theta -= buf
 
 
-def adam_mode(posterior, rng, *, n_epochs=None, batch_size=128, lr=1e-3):
+# Adam's minibatch: the largest of these that still gives an epoch this many steps, with the
+# learning rate scaled in proportion (1e-3 at 128 rows).  On mnist (60,000 rows) 512 rows at
+# 4e-3 reached a lower potential than 128 at 1e-3 (2,827 / 2,862 against 3,129 / 3,596 over two
+# seeds, the same test log-loss) in 1.56 s instead of 2.85 s: a step's products are about
+# proportional to the rows but its update of the p parameters is not.
+_ADAM_BATCHES, _ADAM_MIN_STEPS, _ADAM_BASE = (512, 256, 128), 100, 128
+
+
+def adam_batch(n_rows):
+    """``(batch_size, lr)`` of :func:`adam_mode` for ``n_rows`` rows (see ``_ADAM_BATCHES``).
+
+    Below 25,600 rows (100 steps of 256) it is ``(min(128, n_rows), 1e-3)``, as before the rule.
+    """
+    b = next((b for b in _ADAM_BATCHES if n_rows // b >= _ADAM_MIN_STEPS), _ADAM_BASE)
+    return min(b, n_rows), 1e-3 * b / _ADAM_BASE
+
+
+def adam_mode(posterior, rng, *, n_epochs=None, batch_size=None, lr=None):
     """Minibatch Adam on ``U`` (for the MLP), from ``model.init_position``.
 
-    ``n_epochs`` defaults to enough epochs for about 3000 steps, between 2 and 50 epochs.  With a
+    ``batch_size`` and ``lr`` default to :func:`adam_batch`; ``n_epochs`` to enough epochs for
+    about 3000 steps of 128 rows (the same epochs whatever the batch), between 2 and 50.  With a
     float32 ``X`` everything runs in float32 -- the minibatch gradients, Adam's moments and the
     iterate (the usual precision of network training): the products are about half the time of
     float64 ones and the update's dozen passes over the ``p`` parameters move half the bytes.
     The optimum is returned in float64.
     """
     model, N = posterior.model, posterior.n_rows
-    b = min(batch_size, N)
+    auto_b, auto_lr = adam_batch(N)
+    b = auto_b if batch_size is None else min(int(batch_size), N)
+    lr = auto_lr if lr is None else lr
     steps_per_epoch = max(N // b, 1)
     if n_epochs is None:
-        n_epochs = int(np.clip(np.ceil(3000 / steps_per_epoch), 2, 50))
+        n_epochs = int(np.clip(np.ceil(3000 / max(N // _ADAM_BASE, 1)), 2, 50))
     work = _work_dtype(posterior.X)
     theta = model.init_position(rng)[None, :].astype(work)
     m, v, buf = np.zeros_like(theta), np.zeros_like(theta), np.empty_like(theta)
