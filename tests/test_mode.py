@@ -157,6 +157,21 @@ def test_fused_newton_terms_match_value_gradient_and_hessian(problem, name, weig
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-5 * scale)
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("name", ["binary", "softmax", "linear_fixed"])
+def test_anchor_terms_match_the_responses_and_their_gradient(problem, name, weighted):
+    # oracle: the generic float64 response / grad_from_response; float32 rows (fused for the
+    # scalar GLMs) agree to float32 accuracy
+    pb = problem(name, weighted, n=300)
+    theta = 0.3 * np.random.default_rng(1).normal(size=pb.model.n_params)
+    r = pb.model.response(theta[None], pb.X, pb.y)
+    g = pb.model.grad_from_response(r, pb.X, pb.weight)[0]
+    for X, tol in ((pb.X, 1e-12), (pb.X.astype(np.float32), 1e-5)):
+        ga, ra = pb.model.anchor_terms(theta, X, pb.y, pb.weight)
+        np.testing.assert_allclose(ga, g, rtol=0, atol=tol * np.abs(g).max())
+        np.testing.assert_allclose(ra, r[0], rtol=0, atol=tol * np.abs(r).max())
+
+
 def test_fused_predictor_has_no_systematic_rounding():
     # rounding the weights to float32 moves z_i by x_i . dw: in the gradient, X'X dw grows like N
     # (on 10^7 x 50 rows, a decrement error above Newton's tolerance), while the float32 rounding

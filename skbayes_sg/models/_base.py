@@ -125,6 +125,18 @@ class Likelihood:
         grad = self.grad_sum(theta, X, y, weight)[0]
         return total, grad, (self.hessian(theta1, X, y, weight) if hessian else None)
 
+    def anchor_terms(self, theta1, X, y, weight=None):
+        """``(sum_i w_i ∇f_i (p,), r_i)`` of a chunk at one position ``theta1 (p,)`` (GLMs).
+
+        The gradient of the rows and their responses ``r_i = d f_i / d z_i`` (``(n,)``, or
+        ``(n, K)`` for softmax): what control variates store at their anchor.  This generic
+        version runs in float64; the scalar GLMs fuse it in ``X``'s precision like
+        :meth:`newton_terms`.
+        """
+        X, theta = as_float64(X), np.asarray(theta1, dtype=np.float64)[None]
+        r = self.response(theta, X, y)
+        return self.grad_from_response(r, X, weight)[0], r[0]
+
     def value_and_grad_sum(self, theta, X, y, weight=None):
         """``(sum_i w_i f_i (C,), sum_i w_i ∇f_i (C, p))`` of float64 rows (a model that can
         share work between the two overrides this)."""

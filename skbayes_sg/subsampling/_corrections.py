@@ -17,7 +17,6 @@ the anchor, so the minibatch sum vanishes and is skipped),
 
 import numpy as np
 
-from ..models import as_float64
 from ..preprocessing import once_per
 from ..utils import ParamsMixin
 from ._estimator import minibatch_dtype
@@ -46,19 +45,21 @@ def grad_difference(model, theta, anchor, Xb, yb, w, anchor_response=None):
 def anchor_terms(posterior, mode):
     """``G = sum_i m_i ∇f_i(mode)`` ``(p,)`` and, for GLMs, every row's response ``r_i(mode)``.
 
-    One pass in row chunks (a float32 ``X`` is cast a chunk at a time, never
-    all at once).  The responses are None for other models, and stored in the precision of the
+    One pass in row chunks (``model.anchor_terms``: the binary logistic and fixed-noise linear
+    models read a float32 chunk in float32, fused like the mode search's passes -- casting the
+    chunks to float64 made this pass 2.5 times a gradient pass -- and the others cast a chunk at a
+    time).  The responses are None for other models, and stored in the precision of the
     minibatch arithmetic (float32 for float32 ``X``).
     """
-    model, theta = posterior.model, mode[None, :]
+    model = posterior.model
     if not model.is_glm:
-        return posterior.row_sum(model.grad_sum, theta)[0], None
+        return posterior.row_sum(model.grad_sum, mode[None, :])[0], None
     G, parts = np.zeros(model.n_params), []
     for sl in posterior.chunks():
-        X = as_float64(posterior.X[sl])
-        r = model.response(theta, X, posterior.y[sl])
-        G += model.grad_from_response(r, X, posterior.rows_weight(sl))[0]
-        parts.append(r[0])
+        g, r = model.anchor_terms(mode, posterior.X[sl], posterior.y[sl],
+                                  posterior.rows_weight(sl))
+        G += g
+        parts.append(r)
     # rows contiguous: a softmax's (n, K) responses come column-major from the chunks, and every
     # step gathers b rows of them (6,400 rows of a 100-class model: 3.3 ms strided, 0.5 ms not)
     return G, np.concatenate(parts).astype(minibatch_dtype(posterior.X) or np.float64,
