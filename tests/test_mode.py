@@ -41,7 +41,7 @@ def problem(toy_model, toy_prior):
 @pytest.mark.parametrize("name", ["binary", "softmax", "linear_fixed", "linear_inferred"])
 def test_newton_matches_lbfgs(problem, name, weighted):
     pb = problem(name, weighted)
-    theta_n, evals_n, H_n = newton_mode(pb)
+    theta_n, evals_n, H_n = newton_mode(pb)[:3]
     theta_l, evals_l = lbfgs_mode(pb)
     assert theta_n is not None
     # distance in posterior-sd units (Laplace metric at the mode)
@@ -72,7 +72,7 @@ def test_large_softmax_lbfgs_runs_in_kronecker_coordinates(weighted):
     assert np.allclose(L.T @ full_hessian(pb, theta0) @ L, np.eye(model.n_params), atol=1e-8)
     assert evals == 2 * n  # the pass of the class factor and, once per posterior, the Gram's
     theta_l, evals_l = lbfgs_mode(pb)
-    theta_n, _, H = newton_mode(pb)
+    theta_n, _, H = newton_mode(pb)[:3]
     assert (theta_l - theta_n) @ H @ (theta_l - theta_n) < 1e-8
     assert kronecker_covariance(pb, theta_n)[1] == n  # the Laplace reuses the Gram's factor
     assert evals_l <= 35 * n  # 25 passes here; the diagonal scaling took 49
@@ -80,7 +80,7 @@ def test_large_softmax_lbfgs_runs_in_kronecker_coordinates(weighted):
 
 def test_find_mode_uses_newton_for_dense_glms(problem):
     pb = problem("softmax", False)
-    theta, evals, H = find_mode(pb, np.random.default_rng(0))
+    theta, evals, H = find_mode(pb, np.random.default_rng(0))[:3]
     assert np.allclose(theta, newton_mode(pb)[0])
     assert evals == newton_mode(pb)[1]
     assert H is not None
@@ -119,7 +119,7 @@ def test_newton_gives_up_on_a_broken_hessian(problem):
             return getattr(pb.model, name)
 
     bad = Posterior(Flat(), pb.prior, pb.X, pb.y)
-    theta, evals, H = newton_mode(bad)
+    theta, evals, H = newton_mode(bad)[:3]
     assert theta is None and evals > 0 and H is None
 
 
@@ -207,21 +207,48 @@ def test_warm_newton_takes_one_hessian_pass(problem, monkeypatch, name, weighted
     # one once, at (or within 0.01 sd of) the mode they return
     pb = problem(name, weighted, n=8000)
     monkeypatch.setattr(_mode, "_WARM_ROWS", 1000)
-    calls = []
-    original = Posterior.newton_terms
+    monkeypatch.setattr(_mode, "_HESSIAN_ROWS_PER_PARAM", 1000)  # 4 x 1000 p rows > N: exact
+    calls = _count_newton_passes(monkeypatch)
+    warm = find_mode(pb, np.random.default_rng(0))
+    full = [h for n, h in calls if n == pb.n_rows]
+    assert sum(full) == 1 and len(full) <= 8 and warm.hessian_rows is None
+    cold = newton_mode(pb)
+    d = warm.theta - cold.theta
+    assert d @ cold.hessian @ d < 1e-8
+    np.testing.assert_allclose(warm.hessian, full_hessian(pb, warm.theta), rtol=2e-3)
+
+
+def _count_newton_passes(monkeypatch):
+    """``[(rows, hessian), ...]`` of every ``Posterior.newton_terms`` call from now on."""
+    calls, original = [], Posterior.newton_terms
 
     def counted(self, theta, hessian=True, value=True):
         calls.append((self.n_rows, hessian))
         return original(self, theta, hessian, value)
 
     monkeypatch.setattr(Posterior, "newton_terms", counted)
+    return calls
+
+
+@pytest.mark.parametrize("name, weighted", [("binary", False), ("linear_inferred", True)])
+def test_large_data_estimate_the_mode_hessian_on_a_subsample(problem, monkeypatch, name,
+                                                              weighted):
+    # above 4 x hessian_rows rows no full Hessian pass: the same mode, and a Hessian of
+    # 1,000 rows whose whitened error is of the order 2 sqrt(p / m) (oracle: the exact Hessian)
+    pb = problem(name, weighted, n=20_000)
+    monkeypatch.setattr(_mode, "_WARM_ROWS", 1000)
+    monkeypatch.setattr(_mode, "_HESSIAN_ROWS_PER_PARAM", 10)
+    calls = _count_newton_passes(monkeypatch)
     warm = find_mode(pb, np.random.default_rng(0))
-    full = [h for n, h in calls if n == pb.n_rows]
-    assert sum(full) == 1 and len(full) <= 8
+    assert not any(h for n, h in calls if n == pb.n_rows)
+    assert warm.hessian_rows == 1000 and [n for n, h in calls if h][-1] == 1000
     cold = newton_mode(pb)
     d = warm.theta - cold.theta
     assert d @ cold.hessian @ d < 1e-8
-    np.testing.assert_allclose(warm.hessian, full_hessian(pb, warm.theta), rtol=2e-3)
+    L = np.linalg.cholesky(np.linalg.inv(warm.hessian))
+    spread = np.linalg.eigvalsh(L.T @ cold.hessian @ L)
+    p = pb.model.n_params
+    assert 0.002 < np.abs(spread - 1).max() < 4 * np.sqrt(p / 1000)
 
 
 def test_models_start_at_the_location_and_scale_of_y():

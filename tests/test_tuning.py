@@ -97,3 +97,31 @@ def test_curvature_pilot_of_a_glm_is_not_inflated_by_a_small_subsample():
     small, _ = power_curvature(post, mode, precond, np.random.default_rng(1), n_iter=40,
                                n_rows=300)
     assert small > 1.2 * exact  # the inflation this avoids
+
+
+def test_a_subsample_laplace_gets_its_curvature_from_another_subsample(monkeypatch):
+    # A Laplace of a subsample Hessian whitens that Hessian to I exactly; the step rule must see
+    # the spread of the exact one (oracle), about sqrt(2) times wider from a second subsample
+    from skbayes_sg.estimators._tuning import _curvature
+    from skbayes_sg.models import GaussianPrior, LogisticModel, Posterior
+    from skbayes_sg.preprocessing import _mode, find_mode, full_hessian, laplace_at
+    from skbayes_sg.preprocessing._laplace import whitened_curvature
+    from skbayes_sg.samplers import from_laplace
+
+    monkeypatch.setattr(_mode, "_WARM_ROWS", 1000)
+    monkeypatch.setattr(_mode, "_HESSIAN_ROWS_PER_PARAM", 10)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20_000, 9)) * rng.uniform(0.3, 3.0, size=9)
+    y = np.where(X @ np.ones(9) / 3 + rng.logistic(size=20_000) > 0, 1.0, -1.0)
+    model = LogisticModel(9, 2)
+    post = Posterior(model, GaussianPrior(model.prior_precision(1.0)), X, y)
+    mode = find_mode(post, rng)
+    assert mode.hessian_rows == 1000
+    lap, _ = laplace_at(post, mode.theta, "auto", mode.hessian, mode.hessian_rows)
+    precond = from_laplace(lap)
+    lam_max, lam_min = whitened_curvature(full_hessian(post, mode.theta), precond)
+    assert lam_max - lam_min > 0.1  # a subsample's error, not an exact Laplace
+    est_max, est_min, evals = _curvature(post, lap, precond, np.random.default_rng(1))
+    assert evals == 2000
+    assert est_max > 1 + 0.7 * (lam_max - 1) and est_min < 1 - 0.7 * (1 - lam_min)
+    assert est_max < 1 + 3 * (lam_max - 1) and est_min > 1 - 3 * (1 - lam_min)

@@ -84,7 +84,7 @@ def prepare(posterior, sampler, strategy, *, batch_size, step_size, precondition
         mode = find_mode(posterior, streams.child("mode"))
         laplace, laplace_evals = laplace_at(
             posterior, mode.theta, "auto" if preconditioner is None else preconditioner,
-            mode.hessian)
+            mode.hessian, mode.hessian_rows)
         precond = identity() if preconditioner is None else from_laplace(laplace)
         estimator, tuning = tune(sampler, strategy, posterior, laplace, precond,
                                  batch_size=batch_size, step_size=step_size, streams=streams)

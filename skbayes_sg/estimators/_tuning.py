@@ -22,7 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..preprocessing import gradient_noise, power_curvature, whitened_curvature
+from ..preprocessing import (gradient_noise, power_curvature, subsample_hessian,
+                             whitened_curvature)
 
 __all__ = ["AUTO_BATCH", "AUTO_BATCH_MAX", "Tuning", "auto_batch_size", "auto_step_size", "tune",
            "variance_error"]
@@ -103,7 +104,16 @@ def auto_batch_size(sampler, lam_max, nu, batch_size, max_batch, *, lam_min=None
 
 
 def _curvature(posterior, laplace, precond, rng):
-    """``(lam_max, lam_min or None, n_grad_evals)`` of the whitened Hessian at the mode."""
+    """``(lam_max, lam_min or None, n_grad_evals)`` of the whitened Hessian at the mode.
+
+    A Laplace whose Hessian came from a subsample whitens that Hessian exactly, so its spectrum
+    says nothing: the extremes are those of a second, independent subsample Hessian of the same
+    size, whose error adds to the first's (about sqrt(2) times the true spread around 1: the
+    step errs small).
+    """
+    if laplace.hessian is not None and laplace.hessian_rows is not None:
+        H, evals = subsample_hessian(posterior, laplace.mode, rng)
+        return (*whitened_curvature(H, precond), evals)
     if laplace.hessian is not None:
         return (*whitened_curvature(laplace.hessian, precond), 0)
     lam, evals = power_curvature(posterior, laplace.mode, precond, rng)

@@ -161,11 +161,15 @@ class Laplace:
         (:class:`~skbayes_sg.models.LowRankCovariance`, for many parameters).
     hessian : ndarray of shape (p, p), optional
         The dense Hessian of ``U`` at the mode when it was computed.
+    hessian_rows : int, optional
+        None when ``hessian`` is exact, else the size of the uniform subsample it was estimated
+        on (scaled to all the rows).
     """
 
     mode: np.ndarray
     covariance: object
     hessian: np.ndarray = None
+    hessian_rows: int = None
 
     @property
     def kind(self):

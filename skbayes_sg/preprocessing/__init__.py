@@ -3,7 +3,7 @@
 from ._laplace import (DENSE_MAX_PARAMS, full_hessian, laplace_at, laplace_kind, mode_shift,
                        uses_dense, whitened_curvature)
 from ._lowrank import LOWRANK_RANK, lowrank_covariance
-from ._mode import ModeResult, adam_mode, find_mode, lbfgs_mode
+from ._mode import ModeResult, adam_mode, find_mode, lbfgs_mode, subsample_hessian
 from ._memo import once_per
 from ._pilot import gradient_noise, power_curvature
 from ._compress import Compression, compress
@@ -16,5 +16,5 @@ __all__ = [
     "gradient_noise", "full_hessian", "laplace_at", "laplace_kind", "lowrank_covariance",
     "ModeResult", "uses_dense", "lbfgs_mode", "mode_shift",
     "power_curvature", "whitened_curvature", "curvature_weights", "gradient_norm_weights",
-    "lipschitz_constants", "mix_uniform", "once_per",
+    "lipschitz_constants", "mix_uniform", "once_per", "subsample_hessian",
 ]

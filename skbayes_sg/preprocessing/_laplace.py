@@ -108,7 +108,7 @@ def uses_dense(posterior, kind):
     return laplace_kind(posterior, kind) == "dense"
 
 
-def laplace_at(posterior, mode, kind="auto", hessian=None):
+def laplace_at(posterior, mode, kind="auto", hessian=None, hessian_rows=None):
     """The Laplace approximation at ``mode``, and what it cost.
 
     Parameters
@@ -122,6 +122,8 @@ def laplace_at(posterior, mode, kind="auto", hessian=None):
     hessian : ndarray of shape (p, p), optional
         The dense Hessian at ``mode`` if already known (Newton's last one):
         used instead of a new pass when ``kind`` means dense.
+    hessian_rows : int, optional
+        The subsample ``hessian`` was estimated on, if not all the rows (``ModeResult``).
 
     Returns
     -------
@@ -134,7 +136,7 @@ def laplace_at(posterior, mode, kind="auto", hessian=None):
     if which == "dense":
         evals = 0 if hessian is not None else posterior.n_rows
         H = full_hessian(posterior, mode) if hessian is None else hessian
-        return Laplace(mode, np.linalg.inv(H), H), evals
+        return Laplace(mode, np.linalg.inv(H), H, None if hessian is None else hessian_rows), evals
     d = diagonal_curvature(posterior, mode)
     if which == "diagonal":
         return Laplace(mode, 1.0 / d), posterior.n_rows

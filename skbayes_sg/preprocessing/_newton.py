@@ -12,7 +12,8 @@ Hessian pass is the expensive one (``n d^2`` products against ``n d`` for the gr
 five times the time of a gradient pass at ``d = 50``), so given an approximate Hessian (a
 subsample's, :func:`~skbayes_sg.preprocessing.find_mode`), the iterations use it -- refined by a
 BFGS update from each step's gradient change -- and compute the exact one only when they are about
-to stop, or when the approximation converges too slowly (then every iteration refreshes it).
+to stop (unless the caller estimates it on a subsample: ``exact_hessian=False``), or when the
+approximation converges too slowly (then every iteration refreshes it).
 The line search is skipped within ``sqrt(_NEAR)`` posterior sd of the mode, where the potential is
 quadratic to within its rounding (with float32 ``X`` its rounding noise is about ``1e-4`` on 10^6
 rows, larger than the decrease it would test).
@@ -49,11 +50,14 @@ def _direction(H, g):
 class ModeResult(NamedTuple):
     """A mode search: ``theta`` (None if it failed), the per-example evaluations spent, and the
     dense Hessian when the method computed it (Newton: the exact Hessian at ``theta`` or at an
-    iterate within 0.01 posterior sd of it; the Laplace approximation reuses it)."""
+    iterate within 0.01 posterior sd of it; the Laplace approximation reuses it).
+    ``hessian_rows``: None for a Hessian of all the rows, else the size of the uniform subsample
+    it was estimated on (scaled to all the rows, :func:`~skbayes_sg.preprocessing.find_mode`)."""
 
     theta: np.ndarray
     n_grad_evals: int
     hessian: np.ndarray = None
+    hessian_rows: int = None
 
 
 class _Iterate(NamedTuple):
@@ -95,7 +99,8 @@ def _at_floor(exact, it, decrement, previous):
             and decrement > _SLOW * previous)
 
 
-def newton_mode(posterior, *, theta0=None, hessian0=None, max_iter=100, tol=1e-10):
+def newton_mode(posterior, *, theta0=None, hessian0=None, max_iter=100, tol=1e-10,
+                exact_hessian=True):
     """Mode by damped Newton, as a :class:`ModeResult`.
 
     Parameters
@@ -111,6 +116,10 @@ def newton_mode(posterior, *, theta0=None, hessian0=None, max_iter=100, tol=1e-1
         Passes allowed, in per-example evaluations over ``n_rows`` (a Hessian pass counts 2).
     tol : float
         Stop when the decrement is below ``tol * p``.
+    exact_hessian : bool, default=True
+        Whether the result carries the exact Hessian at the mode (one more pass if the iterations
+        did not end with one).  False with ``hessian0``: the caller estimates it on a subsample
+        (the returned ``hessian`` is then None unless a fallback computed the exact one there).
 
     Returns
     -------
@@ -133,13 +142,15 @@ def newton_mode(posterior, *, theta0=None, hessian0=None, max_iter=100, tol=1e-1
         if decrement < tol or _at_floor(exact, it, decrement, previous):
             if h_exact and moved < _STALE:
                 return ModeResult(it.theta, evals, H)
+            if not exact_hessian:
+                return ModeResult(it.theta, evals)
             it, more = _evaluate(posterior, it.theta, True)  # converged: the exact Hessian
             evals += more
             continue
         switch = previous is not None and not exact and decrement > _SLOW * previous
         exact = exact or switch  # the approximate Hessian converges too slowly: replace it
         about_to_stop = previous is not None and decrement * decrement / previous < tol
-        stale = not h_exact or moved + decrement >= _STALE
+        stale = exact_hessian and (not h_exact or moved + decrement >= _STALE)
         nxt, more = _advance(posterior, it, step, decrement, exact or (about_to_stop and stale))
         evals += more
         if nxt is None and exact:
