@@ -14,6 +14,26 @@ from ..models._finite import overflow_free_limit, peak_abs, shrink_rows
 __all__ = ["_ClassifierMixin"]
 
 
+def _integral_codes(y):
+    """``(classes, codes)`` as ``np.unique(y, return_inverse=True)`` gives them, in O(n), for a
+    1-D numeric ``y`` of integral values spanning fewer than ``4 n + 1024``; else None.
+
+    Such targets are binary or multiclass for scikit-learn's target check, so it is not needed;
+    its sorts (``np.unique`` and the check's own) took 30-45 ms of a 10^6-row fit.
+    """
+    if not (isinstance(y, np.ndarray) and y.ndim == 1 and y.size and y.dtype.kind in "iuf"):
+        return None
+    lo, hi = y.min(), y.max()
+    if not (np.isfinite(lo) and np.isfinite(hi)) or float(hi) - float(lo) >= 4 * y.size + 1024:
+        return None
+    if y.dtype.kind == "f" and not np.array_equal(y, np.floor(y)):  # else "continuous"
+        return None
+    k = (y - lo).astype(np.intp)
+    present = np.bincount(k) > 0
+    classes = (np.flatnonzero(present) + lo).astype(y.dtype)
+    return classes, (np.cumsum(present) - 1)[k]
+
+
 class _ClassifierMixin:
     """``classes_``, encoding, ``predict_proba`` averaged over ``n_predict_draws`` draws."""
 
@@ -24,8 +44,11 @@ class _ClassifierMixin:
     }
 
     def _encode_targets(self, y):
-        check_classification_targets(y)
-        self.classes_, codes = np.unique(y, return_inverse=True)
+        found = _integral_codes(y)
+        if found is None:
+            check_classification_targets(y)
+            found = np.unique(y, return_inverse=True)
+        self.classes_, codes = found
         if self.classes_.shape[0] < 2:
             raise ValueError(
                 f"The target contains only one class ({self.classes_[0]!r}); a "
