@@ -62,6 +62,24 @@ def test_curvature_weights_match_explicit_hessians(name, kind, problem):
     assert evals == pb.n_rows
 
 
+@pytest.mark.parametrize("dtype, tol", [(np.float64, 1e-12), (np.float32, 1e-5)])
+@pytest.mark.parametrize("intercept", [True, False])
+def test_quadratic_rows_from_the_triangular_factor(dtype, tol, intercept):
+    # oracle: x~' S x~ and ||x~||^2 with x~ = [x, 1] formed explicitly, in float64
+    from skbayes_sg.preprocessing._weights import _dense_quadratic_rows, _triangular_factor
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 7)) * rng.uniform(0.1, 10.0, size=7)
+    d1 = 8 if intercept else 7
+    A = rng.normal(size=(d1, d1))
+    S = A @ A.T + 0.1 * np.eye(d1)
+    X1 = np.column_stack([X, np.ones(300)]) if intercept else X
+    tri = _triangular_factor(np.linalg.cholesky(S), 7, dtype)
+    q, sq = _dense_quadratic_rows(X.astype(dtype), *tri)
+    np.testing.assert_allclose(q, np.einsum("ij,jk,ik->i", X1, S, X1), rtol=tol * 10)
+    np.testing.assert_allclose(sq, (X1 * X1).sum(1), rtol=tol)
+
+
 @pytest.mark.parametrize("name", MODELS)
 def test_gradient_norm_weights_and_lipschitz(name, problem):
     pb, lap, _ = problem(name, n=40, weighted=True)
