@@ -62,6 +62,23 @@ def test_curvature_weights_match_explicit_hessians(name, kind, problem):
     assert evals == pb.n_rows
 
 
+@pytest.mark.parametrize("name", ["binary", "linear_fixed"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_curvature_pass_shares_the_control_variate_anchor(name, weighted, problem):
+    # the weights' pass computes the anchor at the mode too: the strategy then finds it at no
+    # cost, equal to the anchor's own pass (oracle: anchor_terms on a fresh posterior)
+    from skbayes_sg.preprocessing import anchor_terms, mode_anchor
+
+    pb, lap, _ = problem(name, n=60, weighted=weighted)
+    lap = laplace_at(pb, lap.mode, "auto")[0]
+    _, evals = curvature_weights(pb, lap)
+    (G, r), shared = mode_anchor(pb, lap.mode)
+    G0, r0 = anchor_terms(replace(pb), lap.mode)
+    assert evals == pb.n_rows and shared == 0
+    np.testing.assert_allclose(G, G0, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(r, r0, rtol=1e-12, atol=1e-12)
+
+
 @pytest.mark.parametrize("dtype, tol", [(np.float64, 1e-12), (np.float32, 1e-5)])
 @pytest.mark.parametrize("intercept", [True, False])
 def test_quadratic_rows_from_the_triangular_factor(dtype, tol, intercept):

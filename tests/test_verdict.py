@@ -390,7 +390,7 @@ def test_softmax_is_judged_on_its_identified_quantities():
 def test_softmax_anchor_responses_are_stored_row_major():
     # every step gathers b rows of them: column-major (as the chunks give them) cost 3.3 ms per
     # step against 0.5 ms on 6,400 rows of a 100-class model
-    from skbayes_sg.subsampling._corrections import anchor_terms
+    from skbayes_sg.preprocessing import anchor_terms
 
     post, mode = _softmax_posterior(6, 4, 20_000)  # three row chunks
     G, responses = anchor_terms(post, mode)

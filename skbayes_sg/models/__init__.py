@@ -3,7 +3,7 @@
 See :mod:`skbayes_sg.models._base` for the protocol every model follows.
 """
 
-from ._base import GaussianPrior, NoisePrior, as_float64, design
+from ._base import GaussianPrior, NoisePrior, as_float64, design, minibatch_dtype
 from ._blocks import BlockCovariance
 from ._corrected import CorrectedCovariance
 from ._kronecker import KroneckerCovariance
@@ -17,5 +17,5 @@ from ._sparse import ChainRows
 __all__ = [
     "BlockCovariance", "ChainRows", "CorrectedCovariance", "GaussianPrior", "NoisePrior",
     "GaussianLinearModel", "KroneckerCovariance", "LogisticModel", "LowRankCovariance", "MLPModel",
-    "Laplace", "Posterior", "as_float64", "design",
+    "Laplace", "Posterior", "as_float64", "design", "minibatch_dtype",
 ]

@@ -211,16 +211,18 @@ class GaussianLinearModel(Likelihood):
         out[-1, -1] = 2.0 * np.sum(q if weight is None else q * weight)
         return value, grad, out
 
-    def anchor_terms(self, theta1, X, y, weight=None):
-        """Gradient and responses of a chunk (:meth:`Likelihood.anchor_terms`); fixed noise with
-        dense ``X`` fused in ``X``'s precision like :meth:`newton_terms`."""
+    def anchor_terms(self, theta1, X, y, weight=None, curvature=False):
+        """Gradient, responses (and curvatures) of a chunk (:meth:`Likelihood.anchor_terms`);
+        fixed noise with dense ``X`` fused in ``X``'s precision like :meth:`newton_terms`."""
         if is_sparse(X) or self.noise_std is None:
-            return super().anchor_terms(theta1, X, y, weight)
+            return super().anchor_terms(theta1, X, y, weight, curvature)
         d = self.n_features
+        iv = float(np.ravel(self._inv_var(theta1[None]))[0])
         r = fused_predictor(X, theta1[:d], theta1[d] if self.fit_intercept else 0.0)
         r -= y
-        r *= float(np.ravel(self._inv_var(theta1[None]))[0])
-        return scalar_glm_terms(X, None, r, None, weight, self.fit_intercept)[1], r
+        r *= iv
+        g = scalar_glm_terms(X, None, r, None, weight, self.fit_intercept)[1]
+        return (g, r, np.full(r.size, iv)) if curvature else (g, r)
 
     def start(self, X, y, weight=None):
         """Zero weights, the intercept at the mean of ``y`` and ``log sigma`` at its log sd.

@@ -264,16 +264,17 @@ class LogisticModel(Likelihood):
         f, r, c = binary_logistic_terms(tz, y, value, hessian)
         return scalar_glm_terms(X, f, r, c, weight, self.fit_intercept)
 
-    def anchor_terms(self, theta1, X, y, weight=None):
-        """Gradient and responses of a chunk (:meth:`Likelihood.anchor_terms`); binary with dense
-        ``X`` fused in ``X``'s precision like :meth:`newton_terms`."""
+    def anchor_terms(self, theta1, X, y, weight=None, curvature=False):
+        """Gradient, responses (and curvatures) of a chunk (:meth:`Likelihood.anchor_terms`);
+        binary with dense ``X`` fused in ``X``'s precision like :meth:`newton_terms`."""
         if self._rows > 1 or is_sparse(X):
-            return super().anchor_terms(theta1, X, y, weight)
+            return super().anchor_terms(theta1, X, y, weight, curvature)
         nw = self._nw
         tz = fused_predictor(X, theta1[:nw], theta1[nw] if self.fit_intercept else 0.0)
         tz *= y
-        r = binary_logistic_terms(tz, y, value=False, hessian=False)[1]
-        return scalar_glm_terms(X, None, r, None, weight, self.fit_intercept)[1], r
+        _, r, c = binary_logistic_terms(tz, y, value=False, hessian=curvature)
+        g = scalar_glm_terms(X, None, r, None, weight, self.fit_intercept)[1]
+        return (g, r, c) if curvature else (g, r)
 
     def start(self, X, y, weight=None):
         """Zero weights and the intercepts of the class frequencies (log-odds, smoothed by 1/2)."""

@@ -1,5 +1,6 @@
 """Everything done once in ``fit`` before sampling: mode, Laplace, pilots."""
 
+from ._anchor import anchor_terms, mode_anchor, share_anchor
 from ._laplace import (DENSE_MAX_PARAMS, full_hessian, laplace_at, laplace_kind, mode_shift,
                        uses_dense, whitened_curvature)
 from ._lowrank import LOWRANK_RANK, lowrank_covariance
@@ -16,5 +17,6 @@ __all__ = [
     "gradient_noise", "full_hessian", "laplace_at", "laplace_kind", "lowrank_covariance",
     "ModeResult", "uses_dense", "lbfgs_mode", "mode_shift",
     "power_curvature", "whitened_curvature", "curvature_weights", "gradient_norm_weights",
-    "lipschitz_constants", "mix_uniform", "once_per", "subsample_hessian",
+    "lipschitz_constants", "mix_uniform", "once_per", "subsample_hessian", "anchor_terms",
+    "mode_anchor", "share_anchor",
 ]

@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 from scipy.optimize import minimize
 
-from ..models import GaussianPrior
+from ..models import GaussianPrior, minibatch_dtype
 from ..utils import ConvergenceWarning, user_stacklevel
 from ._kronecker import kronecker_covariance
 from ._laplace import DENSE_MAX_PARAMS, diagonal_curvature, kronecker_fits, uses_dense
@@ -141,12 +141,6 @@ def _whitening(posterior, theta0):
     return (lambda u: theta0 + s * u), (lambda g: g * s), posterior.n_rows
 
 
-def _work_dtype(X):
-    """float32 for a dense float32 ``X`` (the model then computes in float32), else float64."""
-    return np.float32 if getattr(X, "dtype", None) == np.float32 and isinstance(
-        X, np.ndarray) else np.float64
-
-
 def _adam_step(theta, g, m, v, buf, lr, beta1, beta2, t, eps=1e-8):
     """One Adam update of ``theta`` in place (moments ``m``, ``v``; ``buf`` scratch).
 
@@ -202,7 +196,7 @@ def adam_mode(posterior, rng, *, n_epochs=None, batch_size=None, lr=None):
     steps_per_epoch = max(N // b, 1)
     if n_epochs is None:
         n_epochs = int(np.clip(np.ceil(3000 / max(N // _ADAM_BASE, 1)), 2, 50))
-    work = _work_dtype(posterior.X)
+    work = minibatch_dtype(posterior.X) or np.float64  # float32 for a dense float32 X
     theta = model.init_position(rng)[None, :].astype(work)
     m, v, buf = np.zeros_like(theta), np.zeros_like(theta), np.empty_like(theta)
     prior_grad = _prior_grad(posterior, work)

@@ -11,6 +11,7 @@ from scipy.linalg import get_blas_funcs
 
 from ..models import design
 from ..models._sparse import row_dot, row_sq_norms, squared
+from ._anchor import share_anchor
 from ._memo import once_per
 
 __all__ = ["curvature_weights", "gradient_norm_weights", "lipschitz_constants", "mix_uniform"]
@@ -132,28 +133,42 @@ def _curvature_weights(posterior, laplace, uniform_mix, rng):
     if model.is_glm and not model.is_regression and model.n_classes > 2:
         scores, evals = _softmax_scores(posterior, laplace), n
     elif model.is_glm:
-        scores, evals = _glm_scores(posterior, laplace), n
+        scores, evals = _glm_scores(posterior, laplace, share=True), n
     else:
         scores, evals = _monte_carlo_scores(posterior, laplace, rng), (_MC_DRAWS + 1) * n
     return _finish(posterior, scores, uniform_mix), evals
 
 
-def _glm_scores(posterior, laplace):
-    model = posterior.model
+def _glm_scores(posterior, laplace, share=False):
+    """``c_i sqrt(x~_i'Σx~_i ||x~_i||^2)`` of the binary logistic and fixed-noise linear rows.
+
+    With ``share`` the pass also computes the control-variate anchor at ``laplace.mode`` (the
+    responses come with the curvatures, from the same linear predictor) and hands it to
+    :func:`~skbayes_sg.preprocessing.share_anchor`: ``preferential_cv`` then reads ``X`` once
+    for both (its 10^7-row build spent 1.27 s on the weights and 0.72 s on the anchor).
+    """
+    model, mode = posterior.model, laplace.mode
     dense = laplace.dense and not sp.issparse(posterior.X)
     if dense:
         tri = _triangular_factor(laplace.factor, posterior.X.shape[1], posterior.X.dtype)
-
-    def score(X, y):
+    out, G, parts = np.empty(posterior.n_rows), np.zeros(model.n_params), []
+    for sl in posterior.chunks(2 * model.n_params):
+        X, y = posterior.X[sl], posterior.y[sl]
+        if share:
+            g, r, c = model.anchor_terms(mode, X, y, posterior.rows_weight(sl), curvature=True)
+            G += g
+            parts.append(r)
+        else:
+            c = model.curvature(mode, X, y)
         if dense:
             q, sq = _dense_quadratic_rows(X, *tri)
         else:
             X1 = design(X, model.fit_intercept)
             q, sq = laplace.quadratic_rows(X1), row_sq_norms(X1)
-        w = model.curvature(laplace.mode, X, y)
-        return w * np.sqrt(np.maximum(q, 0.0) * sq)
-
-    return _per_row(posterior, score, 2 * model.n_params)
+        out[sl] = c * np.sqrt(np.maximum(q, 0.0) * sq)
+    if share:
+        share_anchor(posterior, mode, G, parts)
+    return out
 
 
 def _triangular_factor(L, d, dtype):

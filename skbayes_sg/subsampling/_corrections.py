@@ -17,9 +17,8 @@ the anchor, so the minibatch sum vanishes and is skipped),
 
 import numpy as np
 
-from ..preprocessing import once_per
+from ..preprocessing import mode_anchor
 from ..utils import ParamsMixin
-from ._estimator import minibatch_dtype
 
 __all__ = ["BaseCorrection", "ControlVariate", "MinibatchSum", "ModeAnchor", "PlainCorrection",
            "grad_difference"]
@@ -40,30 +39,6 @@ def grad_difference(model, theta, anchor, Xb, yb, w, anchor_response=None):
     g = model.grad_sum(theta, Xb, yb, w)
     g -= model.grad_sum(anchor, Xb, yb, w)
     return g
-
-
-def anchor_terms(posterior, mode):
-    """``G = sum_i m_i ∇f_i(mode)`` ``(p,)`` and, for GLMs, every row's response ``r_i(mode)``.
-
-    One pass in row chunks (``model.anchor_terms``: the binary logistic and fixed-noise linear
-    models read a float32 chunk in float32, fused like the mode search's passes -- casting the
-    chunks to float64 made this pass 2.5 times a gradient pass -- and the others cast a chunk at a
-    time).  The responses are None for other models, and stored in the precision of the
-    minibatch arithmetic (float32 for float32 ``X``).
-    """
-    model = posterior.model
-    if not model.is_glm:
-        return posterior.row_sum(model.grad_sum, mode[None, :])[0], None
-    G, parts = np.zeros(model.n_params), []
-    for sl in posterior.chunks():
-        g, r = model.anchor_terms(mode, posterior.X[sl], posterior.y[sl],
-                                  posterior.rows_weight(sl))
-        G += g
-        parts.append(r)
-    # rows contiguous: a softmax's (n, K) responses come column-major from the chunks, and every
-    # step gathers b rows of them (6,400 rows of a 100-class model: 3.3 ms strided, 0.5 ms not)
-    return G, np.concatenate(parts).astype(minibatch_dtype(posterior.X) or np.float64,
-                                           order="C", copy=False)
 
 
 class MinibatchSum:
@@ -108,9 +83,7 @@ class ModeAnchor(MinibatchSum):
         super().__init__(posterior.model)
         self.mode = mode
         # once per posterior and mode: batch_size="auto" builds the strategy twice
-        (self.offset, self.responses), self.preprocessing_evals = once_per(
-            (posterior,), ("anchor", mode.tobytes()),
-            lambda: (anchor_terms(posterior, mode), posterior.n_rows))
+        (self.offset, self.responses), self.preprocessing_evals = mode_anchor(posterior, mode)
         self.per_row = 1 if self.responses is not None else 2
 
     def difference(self, theta, Xb, yb, w, idx, state, chains):

@@ -28,18 +28,9 @@ attributes:
 
 import numpy as np
 
+from ..models import minibatch_dtype
+
 __all__ = ["ExactGradient", "GradientEstimator", "minibatch_dtype"]
-
-
-def minibatch_dtype(X):
-    """``np.float32`` when minibatch gradients run in float32 (dense float32 ``X``), else None.
-
-    The sampler's state stays float64; only the minibatch sums (the arithmetic on gathered rows)
-    drop to X's precision.  Their rounding error (relative ~1e-7 per row, summed over ``b`` rows)
-    is far below the minibatch noise.
-    """
-    dense32 = isinstance(X, np.ndarray) and X.dtype == np.float32
-    return np.float32 if dense32 else None
 
 
 class _Estimator:
