@@ -338,3 +338,25 @@ def test_binary_logistic_terms_are_exact_at_every_scale():
     np.testing.assert_allclose(c, expit(tz) * expit(-tz), rtol=0, atol=4e-16)  # s - s^2
     f2, r2, c2 = binary_logistic_terms(tz.copy(), y, value=False, hessian=False)
     assert f2 is None and c2 is None and np.array_equal(r2, r)
+
+
+def test_a_subsample_hessian_laplace_gives_the_same_posterior(monkeypatch):
+    # the subsample Hessian only preconditions: the draws match a fit with the exact Laplace
+    # within Monte-Carlo error (means 0.35 sd, sds within 20%), and preprocessing_ says so
+    from skbayes_sg import BayesianLogisticRegression
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20_000, 5)) * rng.uniform(0.3, 3.0, size=5)
+    y = (X @ np.ones(5) / 3 + rng.logistic(size=20_000) > 0).astype(int)
+    monkeypatch.setattr(_mode, "_WARM_ROWS", 1000)
+    fits = {}
+    for per_param in (10, 10_000):  # 4 x max(1000, 60) <= N: sampled; 4 x 60,000 > N: exact
+        monkeypatch.setattr(_mode, "_HESSIAN_ROWS_PER_PARAM", per_param)
+        est = BayesianLogisticRegression(random_state=0).fit(X, y)
+        fits[per_param] = est
+    assert fits[10].preprocessing_["laplace_hessian_rows"] == 1000
+    assert fits[10_000].preprocessing_["laplace_hessian_rows"] is None
+    a, b = (f.draws_.reshape(-1, f.draws_.shape[-1]) for f in fits.values())
+    sd = b.std(0)
+    assert np.abs(a.mean(0) - b.mean(0)).max() < 0.35 * sd.min()
+    assert np.all((a.std(0) / sd > 0.8) & (a.std(0) / sd < 1.25))

@@ -100,6 +100,7 @@ def prepare(posterior, sampler, strategy, *, batch_size, step_size, precondition
              + estimator.preprocessing_evals + start_evals)
     info = {"preprocessing_grad_evals": int(evals), "curvature": tuning.curvature,
             "gradient_noise": tuning.gradient_noise, "batch_size": tuning.batch_size,
+            "laplace_hessian_rows": laplace.hessian_rows,
             "sampler": sampler.name, **estimator.outputs}
     return Prepared(posterior, laplace, precond, estimator, tuning, theta0, info, sampler)
 
