@@ -57,6 +57,22 @@ def test_row_chunks_cover_in_order():
     assert sum(s.stop - s.start for s in parts) == 10_001
 
 
+def test_assess_columns_are_the_public_diagnostics():
+    # oracle: split_rhat and effective_sample_size called one by one (assess shares their rank
+    # normalisation); constant and non-finite columns stay NaN, several column blocks included
+    from skbayes_sg.diagnostics import effective_sample_size, split_rhat
+
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(3, 201, 3700)).cumsum(axis=1)  # 3 blocks of 1,739 columns
+    x[:, :, 5] = 2.0
+    x[1, 7, 9] = np.nan
+    a = assess(x)
+    np.testing.assert_array_equal(a.rhat, split_rhat(x))
+    np.testing.assert_array_equal(a.ess_bulk, effective_sample_size(x))
+    np.testing.assert_array_equal(a.ess_tail, effective_sample_size(x, method="tail"))
+    assert np.isnan(a.rhat[[5, 9]]).all() and np.isfinite(np.delete(a.rhat, [5, 9])).all()
+
+
 def test_assess_judges_rhat_and_ess():
     rng = np.random.default_rng(0)
     good = assess(rng.normal(size=(4, 500, 3)))

@@ -16,8 +16,8 @@ from typing import NamedTuple
 import numpy as np
 from scipy.stats import chi2
 
-from ._ess import effective_sample_size
-from ._rhat import split_rhat
+from ._ess import _as_draws, _by_columns, _ess_tail, _geyer_ess, _rank_normalize, _split_chains
+from ._rhat import _psrf, _rhat_folded
 
 __all__ = ["ESS_PER_CHAIN", "MIN_DRAWS", "RHAT_MAX", "Assessment", "assess",
            "convergence_problems", "ess_for_rhat"]
@@ -157,7 +157,15 @@ def assess(draws, *, hint="", noun="parameters"):
         nan = np.full(draws.shape[-1], np.nan)
         cols = (nan, nan.copy(), nan.copy())
     else:
-        cols = (split_rhat(draws), effective_sample_size(draws),
-                effective_sample_size(draws, method="tail"))
+        cols = tuple(_by_columns(_as_draws(draws)[0], _statistics, n_out=3))
     return Assessment(*cols, convergence_problems(*cols, draws.shape[0], hint=hint,
                                                   noun=noun, n_draws=draws.shape[1]))
+
+
+def _statistics(block):
+    """``split_rhat``, bulk and tail ``effective_sample_size`` of a column block, in one pass:
+    the bulk R-hat and the bulk ESS share the rank normalisation of the split chains (the same
+    values as the three calls; 79,510 network weights: one sort fewer per weight)."""
+    split = _split_chains(block)
+    z = _rank_normalize(split)
+    return np.stack([np.maximum(_psrf(z), _rhat_folded(split)), _geyer_ess(z), _ess_tail(block)])

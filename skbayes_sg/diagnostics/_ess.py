@@ -47,14 +47,16 @@ def _as_draws(draws, min_draws=4):
     return x, squeeze
 
 
-def _by_columns(x, func):
+def _by_columns(x, func, n_out=None):
     """Apply ``func`` to float64 column blocks of valid parameters, NaN elsewhere.
 
     A parameter is valid when all its draws are finite and not all equal.  Several blocks (a
     network's weights) run in as many Python threads as BLAS may use (sorts and FFTs release
-    the GIL; BLAS itself is held to one thread meanwhile); one block runs here.
+    the GIL; BLAS itself is held to one thread meanwhile); one block runs here.  With
+    ``n_out``, ``func`` returns ``(n_out, columns)`` and so does this (several statistics from
+    one pass over the blocks).
     """
-    out = np.full(x.shape[2], np.nan)
+    out = np.full(x.shape[2] if n_out is None else (n_out, x.shape[2]), np.nan)
     step = max(1, _BLOCK_ELEMENTS // (x.shape[0] * x.shape[1]))
     starts = range(0, x.shape[2], step)
 
@@ -64,7 +66,7 @@ def _by_columns(x, func):
         spread = np.where(finite, np.ptp(block, axis=(0, 1)), 0.0)
         valid = np.flatnonzero(finite & (spread > 0))
         if valid.size:
-            out[start + valid] = func(block[:, :, valid])
+            out[..., start + valid] = func(block[:, :, valid])
 
     threads = min(len(starts), blas_threads())
     if threads < 2:
