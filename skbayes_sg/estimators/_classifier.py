@@ -26,9 +26,15 @@ def _integral_codes(y):
     lo, hi = y.min(), y.max()
     if not (np.isfinite(lo) and np.isfinite(hi)) or float(hi) - float(lo) >= 4 * y.size + 1024:
         return None
-    if y.dtype.kind == "f" and not np.array_equal(y, np.floor(y)):  # else "continuous"
+    if y.dtype.kind == "f":
+        if not np.array_equal(y, np.floor(y)):  # "continuous" for scikit-learn
+            return None
+        k = (y - lo).astype(np.intp)
+    elif float(hi) > np.iinfo(np.intp).max:  # uint64 beyond intp
         return None
-    k = (y - lo).astype(np.intp)
+    else:  # in intp: y - lo in y's own type overflows int8 beyond a range of 127
+        k = y.astype(np.intp)
+        k -= int(lo)
     present = np.bincount(k) > 0
     classes = (np.flatnonzero(present) + lo).astype(y.dtype)
     return classes, (np.cumsum(present) - 1)[k]
