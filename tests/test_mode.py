@@ -230,6 +230,22 @@ def _count_newton_passes(monkeypatch):
     return calls
 
 
+def test_posteriors_without_cheap_subsets_keep_the_exact_hessian(problem, monkeypatch):
+    # dask gathers a subset row by row: there the Hessian rides on a full pass instead
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True, eq=False)
+    class Remote(Posterior):
+        cheap_subsets = False
+
+    pb = problem("binary", False, n=20_000)
+    monkeypatch.setattr(_mode, "_WARM_ROWS", 1000)
+    monkeypatch.setattr(_mode, "_HESSIAN_ROWS_PER_PARAM", 10)
+    calls = _count_newton_passes(monkeypatch)
+    res = find_mode(Remote(pb.model, pb.prior, pb.X, pb.y), np.random.default_rng(0))
+    assert res.hessian_rows is None and sum(h for n, h in calls if n == pb.n_rows) == 1
+
+
 @pytest.mark.parametrize("name, weighted", [("binary", False), ("linear_inferred", True)])
 def test_large_data_estimate_the_mode_hessian_on_a_subsample(problem, monkeypatch, name,
                                                               weighted):

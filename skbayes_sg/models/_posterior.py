@@ -39,6 +39,11 @@ class Posterior:
     y: np.ndarray
     weight: np.ndarray = None
 
+    #: Whether a uniform subset of the rows costs about its share of a pass (rows in memory), so
+    #: that a large fit estimates its Laplace Hessian on one (``find_mode``).  Not on dask, where
+    #: a subset is gathered row by row while a map-reduce pass adds the Hessian almost for free.
+    cheap_subsets = True
+
     @property
     def n_rows(self):
         """Number of stored rows."""

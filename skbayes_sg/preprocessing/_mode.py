@@ -40,16 +40,17 @@ def find_mode(posterior, rng, *, max_iter=None):
     on large data warm-started from the mode of a subsample drawn with ``rng``), falling back to
     full-batch L-BFGS when Newton cannot proceed; larger GLMs use L-BFGS; models that declare
     ``random_init`` (the MLP) a few epochs of minibatch Adam from their random initialisation.
-    ``hessian`` is Newton's Hessian at the mode, or None; above ``4 * hessian_rows`` rows it is
-    estimated on a subsample of ``hessian_rows`` rows (:func:`subsample_hessian`,
-    ``ModeResult.hessian_rows``).
+    ``hessian`` is Newton's Hessian at the mode, or None; above ``4 * hessian_rows`` rows (of a
+    posterior with ``cheap_subsets``) it is estimated on a subsample of ``hessian_rows`` rows
+    (:func:`subsample_hessian`, ``ModeResult.hessian_rows``).
     """
     if posterior.model.random_init:
         return ModeResult(*adam_mode(posterior, rng, n_epochs=max_iter))
     newton_evals = 0
     if max_iter is None and uses_dense(posterior, "auto"):
         theta0, hessian0, newton_evals = _warm_start(posterior, rng)
-        sampled = theta0 is not None and posterior.n_rows >= 4 * hessian_rows(posterior)
+        sampled = (theta0 is not None and posterior.cheap_subsets
+                   and posterior.n_rows >= 4 * hessian_rows(posterior))
         res = newton_mode(posterior, theta0=theta0, hessian0=hessian0, exact_hessian=not sampled)
         newton_evals += res.n_grad_evals
         if res.theta is not None:
