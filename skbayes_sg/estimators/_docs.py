@@ -117,8 +117,9 @@ COMMON_ATTRIBUTES = """\
     preprocessing_ : dict
         What the preprocessing produced: ``"preprocessing_grad_evals"``, ``"curvature"``,
         ``"gradient_noise"``, ``"batch_size"``, ``"laplace_hessian_rows"`` (None when the
-        Laplace approximation's Hessian is exact; above 262,144 rows a dense one is estimated on
-        ``max(65,536, 400 p)`` uniform rows), and the subsampling strategy's own outputs under
+        Laplace approximation's Hessian is exact; from ``4 m`` in-memory rows, ``m = max(65,536,
+        400 p)``, a dense one is estimated on ``m`` uniform rows), and the subsampling strategy's
+        own outputs under
         the keys its docstring lists (e.g. ``"n_strata"``, ``"subsampling_weights"``,
         ``"compression_ratio"``).  Rebuilt by every ``fit``.
     diagnostics_ : dict
