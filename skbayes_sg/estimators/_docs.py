@@ -119,9 +119,8 @@ COMMON_ATTRIBUTES = """\
         ``"gradient_noise"``, ``"batch_size"``, ``"laplace_hessian_rows"`` (None when the
         Laplace approximation's Hessian is exact; from ``4 m`` in-memory rows, ``m = max(65,536,
         400 p)``, a dense one is estimated on ``m`` uniform rows), and the subsampling strategy's
-        own outputs under
-        the keys its docstring lists (e.g. ``"n_strata"``, ``"subsampling_weights"``,
-        ``"compression_ratio"``).  Rebuilt by every ``fit``.
+        own outputs under the keys its docstring lists (e.g. ``"n_strata"``,
+        ``"subsampling_weights"``, ``"compression_ratio"``).  Rebuilt by every ``fit``.
     diagnostics_ : dict
         ``"ess"`` / ``"ess_tail"`` (bulk / tail ESS per parameter), ``"rhat"`` (rank-normalised
         split R-hat), ``"step_size"``, ``"n_grad_evals"`` (preprocessing included),
