@@ -88,6 +88,23 @@ def test_all_rows_and_weighted_draws(rngs_for):
     np.testing.assert_allclose(w, p.sum() / p[idx] / 5)
 
 
+@pytest.mark.parametrize("kind", ["gamma", "sparse", "equal", "one"])
+def test_guide_table_is_the_searchsorted_one(kind):
+    # oracle: searchsorted of the bucket edges j * step; chunks of 7 rows cross many buckets,
+    # equal weights put cdf values on the edges (up to rounding), one row is a single bucket
+    from skbayes_sg.subsampling._preferential import _guide
+
+    rng = np.random.default_rng(3)
+    n = 1 if kind == "one" else 1000
+    p = {"gamma": rng.gamma(0.3, size=n), "equal": np.ones(n), "one": np.ones(1),
+         "sparse": rng.gamma(2.0, size=n) * (rng.random(n) < 0.1) + 1e-6}[kind]
+    cdf = np.cumsum(p)
+    step = (cdf[-1] / n) * (1.0 - 1e-12)
+    expected = np.searchsorted(cdf, np.arange(n) * step, side="right")
+    for chunk in (7, 1 << 20):
+        np.testing.assert_array_equal(_guide(cdf, step, chunk=chunk), expected)
+
+
 def test_adaptive_size_index_is_ragged_and_sized_by_distance(rngs_for):
     p, mode = np.full(40, 1 / 40), np.zeros(2)
     sampler = AdaptiveSizeIndex(p, 10, mode, rate=4.0, n_min=2, n_max=30)

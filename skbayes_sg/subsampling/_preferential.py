@@ -69,22 +69,41 @@ class WeightTables(NamedTuple):
 
 
 def weight_tables(p):
-    """:class:`WeightTables` of the (unnormalised) weights ``p``: ``O(n log n)``.
+    """:class:`WeightTables` of the (unnormalised) weights ``p``, in ``O(n)``.
 
-    Three arrays of ``n`` and no other (the guide's bucket edges are built in the buffer that then
-    holds ``1 / p``): fresh memory costs its page faults, and at 10^7 rows the temporaries took
-    longer than the search.
+    Three arrays of ``n`` and chunk-sized temporaries (fresh memory costs its page faults: at
+    10^7 rows N-sized temporaries took longer than the search).
     """
     n = p.size
     cdf = np.empty(n + 1)
     np.cumsum(p, out=cdf[:n])
     cdf[n] = np.inf  # sentinel: the forward search stops
     total = float(cdf[n - 1])
-    buf = np.arange(n, dtype=np.float64)
-    buf *= (total / n) * (1.0 - 1e-12)  # bucket edges
-    guide = np.searchsorted(cdf[:n], buf, side="right")
-    np.divide(total, p, out=buf)
-    return WeightTables(cdf, total, buf, guide)
+    guide = _guide(cdf[:n], (total / n) * (1.0 - 1e-12))
+    return WeightTables(cdf, total, np.divide(total, p), guide)
+
+
+def _guide(cdf, step, chunk=1 << 20):
+    """``guide[j] = #{k : cdf[k] <= j step}`` for ``j < n``: ``searchsorted(cdf, j step, "right")``
+    without its ``n log n`` (0.5 s of a 10^7-row fit's build).
+
+    Each ``cdf[k]`` goes to its bucket ``b_k``, the first ``j`` with ``j step >= cdf[k]`` (the
+    division's rounding corrected by the same products ``j step``); ``b`` is non-decreasing, so
+    the last ``k`` of each run of equal buckets sets ``guide[b_k] = k + 1``, and a running maximum
+    fills the buckets no ``cdf[k]`` fell in.  Identical to the search (``tests/test_index.py``).
+    """
+    n = cdf.size
+    guide = np.zeros(n, dtype=np.intp)
+    for k0 in range(0, n, chunk):
+        c = cdf[k0:k0 + chunk]
+        b = np.ceil(c / step)
+        b[b * step < c] += 1.0
+        below = b - 1.0
+        b[(below >= 0.0) & (below * step >= c)] -= 1.0
+        last = np.append(np.flatnonzero(b[1:] != b[:-1]), c.size - 1)
+        last = last[b[last] < n]
+        guide[b[last].astype(np.intp)] = k0 + last + 1
+    return np.maximum.accumulate(guide, out=guide)
 
 
 def preference_weights(posterior, laplace, correction, uniform_mix, rng):
