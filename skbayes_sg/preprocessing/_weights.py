@@ -11,7 +11,7 @@ from scipy.linalg import get_blas_funcs
 
 from ..models import design
 from ..models._sparse import row_dot, row_sq_norms, squared
-from ._anchor import share_anchor
+from ._anchor import share_anchor, store_responses
 from ._memo import once_per
 
 __all__ = ["curvature_weights", "gradient_norm_weights", "lipschitz_constants", "mix_uniform"]
@@ -151,13 +151,13 @@ def _glm_scores(posterior, laplace, share=False):
     dense = laplace.dense and not sp.issparse(posterior.X)
     if dense:
         tri = _triangular_factor(laplace.factor, posterior.X.shape[1], posterior.X.dtype)
-    out, G, parts = np.empty(posterior.n_rows), np.zeros(model.n_params), []
+    out, G, responses = np.empty(posterior.n_rows), np.zeros(model.n_params), None
     for sl in posterior.chunks(2 * model.n_params):
         X, y = posterior.X[sl], posterior.y[sl]
         if share:
             g, r, c = model.anchor_terms(mode, X, y, posterior.rows_weight(sl), curvature=True)
             G += g
-            parts.append(r)
+            responses = store_responses(posterior, sl, r, responses)
         else:
             c = model.curvature(mode, X, y)
         if dense:
@@ -167,7 +167,7 @@ def _glm_scores(posterior, laplace, share=False):
             q, sq = laplace.quadratic_rows(X1), row_sq_norms(X1)
         out[sl] = c * np.sqrt(np.maximum(q, 0.0) * sq)
     if share:
-        share_anchor(posterior, mode, G, parts)
+        share_anchor(posterior, mode, G, responses)
     return out
 
 
