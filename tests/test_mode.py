@@ -200,6 +200,56 @@ def test_float32_and_float64_rows_give_the_same_mode(problem, monkeypatch):
     np.testing.assert_allclose(m32.hessian, m64.hessian, rtol=1e-4)
 
 
+def test_float32_logistic_newton_iterates_on_float32_points(problem, monkeypatch):
+    # the fused binary pass evaluates the position rounded to float32, so Newton iterates there
+    # (every gradient is then that of the iterate, not of a neighbour 1e-7 away) and returns the
+    # last Newton target in float64; oracle: a float64 Newton on the same (float32-valued) rows
+    pb = problem("binary", True, n=5000)
+    X32 = pb.X.astype(np.float32)
+    pb32 = Posterior(pb.model, pb.prior, X32, pb.y, pb.weight)
+    pb64 = Posterior(pb.model, pb.prior, X32.astype(np.float64), pb.y, pb.weight)
+    assert pb32.evaluation_dtype == np.float32 and pb64.evaluation_dtype is None
+    seen, terms = [], Posterior.newton_terms
+
+    def record(self, theta1, *args, **kwargs):
+        seen.append(np.array(theta1))
+        return terms(self, theta1, *args, **kwargs)
+
+    monkeypatch.setattr(Posterior, "newton_terms", record)
+    m32 = newton_mode(pb32)
+    assert all(np.array_equal(t, t.astype(np.float32)) for t in seen) and len(seen) > 3
+    assert not np.array_equal(m32.theta, m32.theta.astype(np.float32))  # the target, finer
+    seen.clear()
+    m64 = newton_mode(pb64, tol=1e-14)
+    assert not any(np.array_equal(t, t.astype(np.float32)) for t in seen[1:])
+    d = m32.theta - m64.theta
+    assert d @ m64.hessian @ d < 1e-10 * pb.model.n_params
+
+
+def test_only_fused_binary_rows_round_the_position(toy_model):
+    import scipy.sparse as sp
+    X32 = np.ones((3, D), dtype=np.float32)
+    binary, softmax, linear = (toy_model(n) for n in ("binary", "softmax", "linear_fixed"))
+    assert binary.evaluation_dtype(X32) == np.float32
+    assert binary.evaluation_dtype(X32.astype(np.float64)) is None
+    assert binary.evaluation_dtype(sp.csr_matrix(X32)) is None
+    assert softmax.evaluation_dtype(X32) is None and linear.evaluation_dtype(X32) is None
+
+
+def test_binary_logistic_terms_keep_float32():
+    # float32 per-row terms (the fused pass on float32 rows) agree with float64 to float32
+    # accuracy, stay float32, and take float64 targets
+    from skbayes_sg.models._fused import binary_logistic_terms
+
+    tz = np.random.default_rng(0).normal(0, 8, 2000)
+    y = np.where(np.arange(tz.size) % 3 == 0, 1.0, -1.0)
+    exact = binary_logistic_terms(tz.copy(), y)
+    single = binary_logistic_terms(tz.astype(np.float32), y)
+    for a, b in zip(single, exact):
+        assert a.dtype == np.float32
+        np.testing.assert_allclose(a, b, rtol=2e-6, atol=1e-6 * np.abs(b).max())
+
+
 @pytest.mark.parametrize("name, weighted", [("binary", False), ("binary", True),
                                            ("linear_inferred", True)])
 def test_warm_newton_takes_one_hessian_pass(problem, monkeypatch, name, weighted):

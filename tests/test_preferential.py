@@ -79,6 +79,24 @@ def test_curvature_pass_shares_the_control_variate_anchor(name, weighted, proble
     np.testing.assert_allclose(r, r0, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("name", ["binary", "softmax"])
+def test_anchor_responses_are_written_chunk_by_chunk(name, problem, monkeypatch):
+    # several chunks, written in place: every row's response (oracle: model.response on all
+    # rows), row-contiguous, in the minibatch precision (float32 for float32 X)
+    from skbayes_sg.preprocessing import anchor_terms
+    from skbayes_sg.utils import row_chunks
+
+    pb, lap, _ = problem(name, n=70)
+    monkeypatch.setattr(Posterior, "chunks", lambda self, width=1: row_chunks(self.n_rows,
+                                                                              rows=16))
+    for X, tol in ((pb.X, 1e-12), (pb.X.astype(np.float32), 1e-5)):
+        post = replace(pb, X=X)
+        G, r = anchor_terms(post, lap.mode)
+        exact = pb.model.response(lap.mode[None], pb.X, pb.y)[0]
+        assert r.dtype == X.dtype and r.flags.c_contiguous and r.shape == exact.shape
+        np.testing.assert_allclose(r, exact, rtol=0, atol=tol * np.abs(exact).max())
+
+
 @pytest.mark.parametrize("dtype, tol", [(np.float64, 1e-12), (np.float32, 1e-5)])
 @pytest.mark.parametrize("intercept", [True, False])
 def test_quadratic_rows_from_the_triangular_factor(dtype, tol, intercept):

@@ -111,6 +111,16 @@ class Likelihood:
         """
         return np.zeros(self.n_params)
 
+    def evaluation_dtype(self, X):
+        """The precision :meth:`newton_terms` rounds its position to on rows like ``X``, or None.
+
+        None (this version): the position is used as given.  A model whose fused passes compute
+        the linear predictor in ``X``'s precision returns that dtype: its passes evaluate the
+        position rounded to it (the mode search iterates on those points, see
+        :func:`~skbayes_sg.preprocessing.newton_mode`).
+        """
+        return None
+
     def newton_terms(self, theta1, X, y, weight=None, hessian=True, value=True):
         """``(sum_i w_i f_i or None, sum_i w_i ∇f_i (p,), sum_i w_i ∇²f_i (p, p) or None)``.
 

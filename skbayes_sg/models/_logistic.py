@@ -8,7 +8,7 @@ from scipy.special import expit, log_expit, softmax
 from ._base import (Likelihood, as_compute, as_float64, class_predictor, class_response_grad,
                     design, linear_predictor, scalar_response_grad)
 from ._predictive import glm_mean
-from ._fused import binary_logistic_terms, fused_predictor, scalar_glm_terms
+from ._fused import binary_logistic_terms, fused_predictor, native_predictor, scalar_glm_terms
 from ._sparse import draw_chunks, is_sparse, outer_rows, squared, weighted_gram
 
 __all__ = ["LogisticModel"]
@@ -250,29 +250,39 @@ class LogisticModel(Likelihood):
         out[np.ix_(order, order)] = H
         return out
 
+    def evaluation_dtype(self, X):
+        """float32 for binary dense float32 rows (their fused passes round the position to it,
+        :func:`~skbayes_sg.models._fused.native_predictor`), else None."""
+        fused = self._rows == 1 and not is_sparse(X) and X.dtype == np.float32
+        return np.float32 if fused else None
+
+    def _fused_tz(self, theta1, X, y):
+        """``(t_i z_i, t_i)`` in ``X``'s precision (mixed-precision products cost 8x)."""
+        nw = self._nw
+        tz = native_predictor(X, theta1[:nw], theta1[nw] if self.fit_intercept else 0.0)
+        t = np.asarray(y).astype(X.dtype, copy=False)
+        tz *= t
+        return tz, t
+
     def newton_terms(self, theta1, X, y, weight=None, hessian=True, value=True):
         """Value, gradient and Hessian of a chunk in one read (:meth:`Likelihood.newton_terms`).
 
-        Binary with dense ``X``: fused in ``X``'s precision (:mod:`._fused`); otherwise the generic
-        float64 path.
+        Binary with dense ``X``: fused in ``X``'s precision at ``theta1`` rounded to it
+        (:meth:`evaluation_dtype`, :mod:`._fused`); otherwise the generic float64 path.
         """
         if self._rows > 1 or is_sparse(X):
             return super().newton_terms(theta1, X, y, weight, hessian, value)
-        nw = self._nw
-        tz = fused_predictor(X, theta1[:nw], theta1[nw] if self.fit_intercept else 0.0)
-        tz *= y
-        f, r, c = binary_logistic_terms(tz, y, value, hessian)
+        f, r, c = binary_logistic_terms(*self._fused_tz(theta1, X, y), value, hessian)
         return scalar_glm_terms(X, f, r, c, weight, self.fit_intercept)
 
     def anchor_terms(self, theta1, X, y, weight=None, curvature=False):
         """Gradient, responses (and curvatures) of a chunk (:meth:`Likelihood.anchor_terms`);
-        binary with dense ``X`` fused in ``X``'s precision like :meth:`newton_terms`."""
+        binary with dense ``X`` fused in ``X``'s precision like :meth:`newton_terms` (the
+        gradient and the responses of the same rounded position: a consistent anchor)."""
         if self._rows > 1 or is_sparse(X):
             return super().anchor_terms(theta1, X, y, weight, curvature)
-        nw = self._nw
-        tz = fused_predictor(X, theta1[:nw], theta1[nw] if self.fit_intercept else 0.0)
-        tz *= y
-        _, r, c = binary_logistic_terms(tz, y, value=False, hessian=curvature)
+        _, r, c = binary_logistic_terms(*self._fused_tz(theta1, X, y), value=False,
+                                        hessian=curvature)
         g = scalar_glm_terms(X, None, r, None, weight, self.fit_intercept)[1]
         return (g, r, c) if curvature else (g, r)
 

@@ -116,6 +116,12 @@ class Posterior:
         vg = self.row_sum(both, theta)
         return self.prior.value(theta) + vg[:, 0], self.prior.grad(theta) + vg[:, 1:]
 
+    @property
+    def evaluation_dtype(self):
+        """The precision :meth:`newton_terms` rounds positions to (``model.evaluation_dtype``),
+        or None."""
+        return self.model.evaluation_dtype(self.X)
+
     def newton_terms(self, theta1, hessian=True, value=True):
         """``(U or None, ∇U (p,), ∇²U (p, p) or None)`` at one position ``theta1 (p,)``.
 
