@@ -89,10 +89,11 @@ def test_all_rows_and_weighted_draws(rngs_for):
 
 
 @pytest.mark.parametrize("kind", ["gamma", "sparse", "equal", "one"])
-def test_guide_table_is_the_searchsorted_one(kind):
-    # oracle: searchsorted of the bucket edges j * step; chunks of 7 rows cross many buckets,
-    # equal weights put cdf values on the edges (up to rounding), one row is a single bucket
-    from skbayes_sg.subsampling._preferential import _guide
+def test_guide_table_bounds_the_searchsorted_one(kind):
+    # oracle: searchsorted of the bucket edges j * step; the guide is a lower bound within two
+    # buckets of it, and the draws from it are searchsorted's; chunks of 7 rows cross many
+    # buckets, equal weights put cdf values on the edges (up to rounding), one row is one bucket
+    from skbayes_sg.subsampling._preferential import WeightedIndex, _guide
 
     rng = np.random.default_rng(3)
     n = 1 if kind == "one" else 1000
@@ -100,9 +101,26 @@ def test_guide_table_is_the_searchsorted_one(kind):
          "sparse": rng.gamma(2.0, size=n) * (rng.random(n) < 0.1) + 1e-6}[kind]
     cdf = np.cumsum(p)
     step = (cdf[-1] / n) * (1.0 - 1e-12)
-    expected = np.searchsorted(cdf, np.arange(n) * step, side="right")
+    exact = np.searchsorted(cdf, np.arange(n) * step, side="right")
+    two_below = np.searchsorted(cdf, np.maximum(np.arange(n) - 2, 0) * step, side="right")
     for chunk in (7, 1 << 20):
-        np.testing.assert_array_equal(_guide(cdf, step, chunk=chunk), expected)
+        guide = _guide(cdf, step, chunk=chunk)
+        assert np.all(guide <= exact) and np.all(guide >= two_below)
+    u = np.random.default_rng(4).random(50_000)
+    u[:n] = np.arange(n) / n  # on the bucket edges
+    draws = WeightedIndex(p, 1).sample(_Replay(u), u.size)
+    np.testing.assert_array_equal(draws, np.minimum(np.searchsorted(cdf, u * cdf[-1], "right"),
+                                                    n - 1))
+
+
+class _Replay:
+    """A Generator stand-in whose ``random(size)`` returns given uniforms."""
+
+    def __init__(self, u):
+        self.u = u
+
+    def random(self, size):
+        return self.u.copy().reshape(size)
 
 
 def test_adaptive_size_index_is_ragged_and_sized_by_distance(rngs_for):

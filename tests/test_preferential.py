@@ -162,7 +162,7 @@ def test_unbiased_for_every_model(strategy, name, problem, estimates, within_5se
     g, _ = estimates(est, theta, 30)
     assert within_5se(g, exact)
     # deliberately biased: the same preferential draws, weighted as if uniform
-    est.index.inv_p = np.full(pb.n_rows, float(pb.n_rows))
+    est.index.p = np.full(pb.n_rows, est.index.total / pb.n_rows)
     g, _ = estimates(est, theta[:16], 300)
     assert not within_5se(g, exact)
 

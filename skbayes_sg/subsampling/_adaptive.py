@@ -40,7 +40,7 @@ class AdaptiveSizeIndex(WeightedIndex):
 
     def _buffer(self, rng):
         idx = self.sample(rng, self.n_block)
-        return idx, self.inv_p[idx], 0
+        return idx, self.inverse(idx), 0
 
     def init(self, rngs, n_chains):
         """State: one ``(rows, 1 / p, position)`` buffer per chain."""
