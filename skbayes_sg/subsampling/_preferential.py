@@ -93,14 +93,16 @@ def weight_tables(p):
 
 def _guide(cdf, step, chunk=1 << 20):
     """A guide table: ``guide[j] <= #{k : cdf[k] <= j step}`` (``searchsorted(cdf, j step,
-    "right")``), at most two buckets below it, in ``O(n)`` (the search's ``n log n`` took 0.5 s
+    "right")``), at most one bucket below it, in ``O(n)`` (the search's ``n log n`` took 0.5 s
     of a 10^7-row fit's build).
 
-    Each ``cdf[k]`` goes to bucket ``ceil(cdf[k] / step) + 1``, at least the first ``j`` with
-    ``j step >= cdf[k]`` (the division's rounding is far below one), so the counts are lower
-    bounds; :meth:`WeightedIndex.sample`'s forward search starts there and ends where the search
-    would.  The buckets are non-decreasing, so the last ``k`` of each run sets its bucket to
-    ``k + 1`` and a running maximum fills the buckets no ``cdf[k]`` fell in.
+    Each ``cdf[k]`` goes to bucket ``ceil(cdf[k] / step)``, raised by one where the product
+    ``j step`` is still below ``cdf[k]``: at least the first ``j`` with ``j step >= cdf[k]`` and
+    nearly always that one (the division's rounding is far below one bucket), so the counts are
+    lower bounds and :meth:`WeightedIndex.sample`'s forward search ends where the search would.
+    (Buckets raised by one everywhere, without the test, made the draws 30% slower.)  The buckets
+    are non-decreasing, so the last ``k`` of each run sets its bucket to ``k + 1`` and a running
+    maximum fills the buckets no ``cdf[k]`` fell in.
     """
     n = cdf.size
     guide = np.zeros(n, dtype=np.int32 if n < np.iinfo(np.int32).max else np.intp)
@@ -110,7 +112,7 @@ def _guide(cdf, step, chunk=1 << 20):
         bk = b[:c.size]
         np.divide(c, step, out=bk)
         np.ceil(bk, out=bk)
-        bk += 1.0
+        bk[bk * step < c] += 1.0
         last = np.append(np.flatnonzero(bk[1:] != bk[:-1]), c.size - 1)
         last = last[bk[last] < n]
         guide[bk[last].astype(np.intp)] = k0 + last + 1
