@@ -37,6 +37,8 @@ def _integral_codes(y):
         k -= int(lo)
     present = np.bincount(k) > 0
     classes = (np.flatnonzero(present) + lo).astype(y.dtype)
+    if present.all():  # consecutive classes: k is the code (no gather of n codes)
+        return classes, k
     return classes, (np.cumsum(present) - 1)[k]
 
 

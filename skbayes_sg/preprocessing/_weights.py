@@ -165,7 +165,11 @@ def _glm_scores(posterior, laplace, share=False):
         else:
             X1 = design(X, model.fit_intercept)
             q, sq = laplace.quadratic_rows(X1), row_sq_norms(X1)
-        out[sl] = c * np.sqrt(np.maximum(q, 0.0) * sq)
+        np.maximum(q, 0.0, out=q)
+        q *= sq
+        np.sqrt(q, out=q)
+        q *= c
+        out[sl] = q
     if share:
         share_anchor(posterior, mode, G, responses)
     return out
@@ -182,7 +186,8 @@ def _triangular_factor(L, d, dtype):
 
 
 def _dense_quadratic_rows(X, A, shift, const):
-    """``(x~_i' Σ x~_i, ||x~_i||^2)`` for dense rows ``X``, in ``X``'s precision.
+    """``(x~_i' Σ x~_i, ||x~_i||^2)`` for dense rows ``X``, computed and returned in ``X``'s
+    precision.
 
     ``A' x_i`` is one triangular product (BLAS ``trmm``: half the multiplies of a full ``X Σ``,
     the pass's cost: 99 -> 70 ms on 10^6 x 50 float32 rows), on a copy of the chunk that it
@@ -194,9 +199,9 @@ def _dense_quadratic_rows(X, A, shift, const):
     T = trmm(1.0, A, B.T, side=0, lower=1, trans_a=1, overwrite_b=1).T  # rows A' x_i
     if shift is not None:
         T += shift
-    q = np.einsum("ij,ij->i", T, T).astype(np.float64)  # float32 sums of d terms (einsum with
-    sq = np.einsum("ij,ij->i", X, X).astype(np.float64)  # dtype=float64 casts both operands)
-    q += const
+    q = np.einsum("ij,ij->i", T, T)  # sums of d terms in X's precision (einsum with
+    sq = np.einsum("ij,ij->i", X, X)  # dtype=float64 casts both operands)
+    q += q.dtype.type(const)
     if shift is not None:
         sq += 1.0
     return q, sq
