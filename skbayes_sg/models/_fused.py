@@ -18,8 +18,9 @@ posterior-sd units ``dw' H dw``, a few ``1e-10 p`` at 10^7 rows, above Newton's 
   ``lo`` its remainder, summed in float64.
 * :func:`native_predictor` (binary logistic): the predictor of the position rounded to float32,
   which is then exact but for the random rounding, and the per-row terms in float32 too -- a
-  10^6 x 50 gradient pass 39 -> 27 ms (10^7: 0.40 -> 0.29 s), best of 5 in one process.  The
-  model says so (``evaluation_dtype``) and the mode search iterates on float32 points.
+  10^6 x 50 gradient pass with values 40 -> 31 ms (10^7: 0.39 -> 0.31 s; 4096-row chunks, best
+  of 3 in one process).  The model says so (``evaluation_dtype``) and the mode search iterates on
+  float32 points.
 
 The chunk sums accumulate in float64.
 """
