@@ -117,7 +117,7 @@ class Likelihood:
         None (this version): the position is used as given.  A model whose fused passes compute
         the linear predictor in ``X``'s precision returns that dtype: its passes evaluate the
         position rounded to it (the mode search iterates on those points, see
-        :func:`~skbayes_sg.preprocessing.newton_mode`).
+        :func:`~skbayes_sg.preprocessing._newton.newton_mode`).
         """
         return None
 
