@@ -226,6 +226,21 @@ def test_float32_logistic_newton_iterates_on_float32_points(problem, monkeypatch
     assert d @ m64.hessian @ d < 1e-10 * pb.model.n_params
 
 
+def test_rounded_newton_stops_below_the_spacing_or_on_the_predicted_decrement():
+    # _finer's two exits (oracle: np.spacing of the float32 point, the linear-rate prediction
+    # decrement^2 / previous), and never without a rounding model
+    from skbayes_sg.preprocessing._newton import _finer
+
+    rounded, exact = (type("P", (), {"evaluation_dtype": dt}) for dt in (np.float32, None))
+    theta = np.array([1.0, 1e-3, -2.0]).astype(np.float32).astype(np.float64)
+    spacing = np.abs(np.spacing(theta.astype(np.float32))).astype(np.float64)  # < 0 below 0
+    assert _finer(rounded, theta, 0.5 * spacing, 1.0, None, 1e-12)
+    assert not _finer(rounded, theta, 2.0 * spacing, 1.0, None, 1e-12)
+    assert _finer(rounded, theta, 2.0 * spacing, 1e-6, 1e-2, 1e-9)  # predicted 1e-10
+    assert not _finer(rounded, theta, 2.0 * spacing, 1e-6, 1e-5, 1e-9)  # predicted 1e-7
+    assert not _finer(exact, theta, 0.0 * spacing, 1e-6, 1e-2, 1e-9)
+
+
 def test_only_fused_binary_rows_round_the_position(toy_model):
     import scipy.sparse as sp
     X32 = np.ones((3, D), dtype=np.float32)

@@ -95,7 +95,7 @@ def _finer(posterior, theta, step, decrement, previous, tol):
         return False
     if previous is not None and decrement * decrement / previous < tol:
         return True
-    return bool(np.all(np.abs(step) <= np.spacing(theta.astype(dtype))))
+    return bool(np.all(np.abs(step) <= np.abs(np.spacing(theta.astype(dtype)))))
 
 
 def _evaluate(posterior, theta, hessian, value=True):
