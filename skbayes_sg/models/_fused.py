@@ -64,8 +64,9 @@ def binary_logistic_terms(tz, y, value=True, hessian=True):
     one exponential per row, in place (``np.logaddexp`` alone cost three times the rest, and
     scipy's ``expit`` / ``log_expit`` made the elementwise work cost more than the products),
     in ``tz``'s precision (``y`` is cast to it).
-    ``E`` overflows to ``inf`` for ``tz > 709``, where ``s = 0`` and ``f = log1p(0)`` are the
-    right limits, and underflows to 0 below -745, where ``min(0, inf) = 0``.
+    ``E`` overflows to ``inf`` for ``tz > 709`` (88 in float32), where ``s = 0`` and
+    ``f = log1p(0)`` are the right limits, and underflows to 0 below -745 (-104 in float32),
+    where ``min(0, inf) = 0``.
     """
     f = None
     with np.errstate(over="ignore", divide="ignore"):
