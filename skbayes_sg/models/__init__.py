@@ -5,7 +5,7 @@ See :mod:`skbayes_sg.models._base` for the protocol every model follows.
 
 from ._base import GaussianPrior, NoisePrior, as_float64, design, minibatch_dtype
 from ._blocks import BlockCovariance
-from ._corrected import CorrectedCovariance
+from ._coupled import CoupledInterceptCovariance
 from ._kronecker import KroneckerCovariance
 from ._linear import GaussianLinearModel
 from ._logistic import LogisticModel
@@ -15,7 +15,7 @@ from ._posterior import Laplace, Posterior
 from ._sparse import ChainRows
 
 __all__ = [
-    "BlockCovariance", "ChainRows", "CorrectedCovariance", "GaussianPrior", "NoisePrior",
+    "BlockCovariance", "ChainRows", "CoupledInterceptCovariance", "GaussianPrior", "NoisePrior",
     "GaussianLinearModel", "KroneckerCovariance", "LogisticModel", "LowRankCovariance", "MLPModel",
     "Laplace", "Posterior", "as_float64", "design", "minibatch_dtype",
 ]

@@ -14,7 +14,8 @@ from scipy.special import softmax
 from ..models import KroneckerCovariance
 from ._memo import once_per
 
-__all__ = ["kronecker_covariance", "softmax_layout"]
+__all__ = ["feature_factor", "feature_gram", "kronecker_covariance", "kronecker_factor",
+           "softmax_layout"]
 
 
 def _class_factor(posterior, coef, intercept):
@@ -32,15 +33,29 @@ def _class_factor(posterior, coef, intercept):
     return flat[:-1].reshape(K, K) / flat[-1]
 
 
-def _feature_factor(posterior, ones, prior_sd):
-    """Eigenpairs ``(mu, R)`` of the prior-whitened ``B~``, and the pass that built ``B``; they
-    do not depend on the position, so the mode search's start and the Laplace share them."""
+def feature_gram(posterior, ones):
+    """``B = sum_i m_i x~_i x~_i^T`` (with the ones column when ``ones``) and the pass that built
+    it, once per posterior: it does not depend on the position, so the mode search's start and
+    the Laplace share it."""
     def gram(_, X, y, w):
         Xt = np.hstack([X, np.ones((X.shape[0], 1))]) if ones else X
         return Xt.T @ Xt if w is None else Xt.T @ (Xt * w[:, None])  # unweighted: syrk, half
 
-    B = posterior.row_sum(gram, None, width=2 * prior_sd.size)
-    return eigh(0.5 * (B + B.T) * np.outer(prior_sd, prior_sd)), posterior.n_rows
+    d1 = posterior.X.shape[1] + bool(ones)
+    return once_per((posterior,), ("kronecker B", ones),
+                    lambda: (posterior.row_sum(gram, None, width=2 * d1), posterior.n_rows))
+
+
+def feature_factor(B, prior_sd):
+    """Eigenpairs ``(mu, R)`` of the prior-whitened ``B~ = P^{-1/2} B P^{-1/2}``."""
+    return eigh(0.5 * (B + B.T) * np.outer(prior_sd, prior_sd))
+
+
+def kronecker_factor(A, mu, R, order, prior_sd):
+    """The :class:`~skbayes_sg.models.KroneckerCovariance` of ``A (x) B + I (x) P``."""
+    lam, Q = eigh(0.5 * (A + A.T))
+    d_inv_sqrt = 1.0 / np.sqrt(1.0 + np.outer(np.maximum(lam, 0.0), np.maximum(mu, 0.0)))
+    return KroneckerCovariance(order, prior_sd, Q, R, d_inv_sqrt)
 
 
 def softmax_layout(posterior):
@@ -81,10 +96,8 @@ def kronecker_covariance(posterior, mode):
     """
     order, prior_sd, ones = softmax_layout(posterior)
     parts = posterior.model.unpack(mode)
-    coef, intercept = parts["coef"], parts["intercept"]
-    (mu, R), evals = once_per((posterior,), ("kronecker B", ones, prior_sd.tobytes()),
-                              lambda: _feature_factor(posterior, ones, prior_sd))
-    A = _class_factor(posterior, coef, intercept)
-    lam, Q = eigh(0.5 * (A + A.T))
-    d_inv_sqrt = 1.0 / np.sqrt(1.0 + np.outer(np.maximum(lam, 0.0), np.maximum(mu, 0.0)))
-    return KroneckerCovariance(order, prior_sd, Q, R, d_inv_sqrt), posterior.n_rows + evals
+    B, evals = feature_gram(posterior, ones)
+    (mu, R), _ = once_per((posterior,), ("kronecker factor", ones, prior_sd.tobytes()),
+                          lambda: (feature_factor(B, prior_sd), 0))
+    A = _class_factor(posterior, parts["coef"], parts["intercept"])
+    return kronecker_factor(A, mu, R, order, prior_sd), posterior.n_rows + evals

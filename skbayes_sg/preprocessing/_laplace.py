@@ -2,8 +2,9 @@
 
 ``Sigma = (∇²U(theta_hat))^-1``.  Dense for models with an exact Hessian and
 moderate ``p``; structured for larger softmax (class blocks, :mod:`._blocks`, or Kronecker
-factors, :mod:`._kronecker`) and wide data (Woodbury, :mod:`._lowrank`); diagonal
-(``1 / diag ∇²U``) otherwise -- for the MLP the diagonal of the Gauss-Newton (Fisher) matrix.
+factors with exact intercept rows, :mod:`._coupled`) and wide data (Woodbury,
+:mod:`._lowrank`); diagonal (``1 / diag ∇²U``) otherwise -- for the MLP the diagonal of the
+Gauss-Newton (Fisher) matrix.
 ``"laplace"`` on a GLM with more than ``DENSE_MAX_PARAMS`` parameters gives low rank plus
 diagonal (:mod:`._lowrank`) where ``"auto"`` is diagonal.
 """
@@ -14,8 +15,7 @@ from scipy.linalg import eigh
 
 from ..models import Laplace
 from ._blocks import block_covariance, block_fits
-from ._contrasts import correct_intercept_contrasts
-from ._kronecker import kronecker_covariance
+from ._coupled import coupled_covariance
 from ._lowrank import lowrank_covariance
 
 __all__ = ["DENSE_MAX_PARAMS", "diagonal_curvature", "full_hessian", "laplace_at", "laplace_kind", "mode_shift",
@@ -63,7 +63,8 @@ def laplace_kind(posterior, kind):
 
 def kronecker_fits(posterior):
     """Softmax regression on dense rows with at most ``KRONECKER_MAX_COLS`` features: the
-    Kronecker-factored Laplace (:func:`~skbayes_sg.preprocessing.kronecker_covariance`)."""
+    Kronecker-factored Laplace with exact intercept rows
+    (:func:`~._coupled.coupled_covariance`)."""
     model = posterior.model
     softmax = model.is_glm and not model.is_regression and model.n_outputs > 2
     return softmax and not sp.issparse(posterior.X) and posterior.X.shape[1] <= KRONECKER_MAX_COLS
@@ -144,9 +145,8 @@ def laplace_at(posterior, mode, kind="auto", hessian=None, hessian_rows=None):
         cov, evals = block_covariance(posterior, mode)
         return Laplace(mode, cov), evals
     if which == "kronecker":
-        cov, evals = kronecker_covariance(posterior, mode)
-        cov, more = correct_intercept_contrasts(posterior, mode, cov)
-        return Laplace(mode, cov), evals + more
+        cov, evals = coupled_covariance(posterior, mode)
+        return Laplace(mode, cov), evals
     if which == "wide":
         cov, evals = lowrank_covariance(posterior, mode, d, rank=wide_rank(posterior),
                                         scale=_prior_whitening(posterior, d))
