@@ -78,6 +78,29 @@ def test_large_softmax_lbfgs_runs_in_kronecker_coordinates(weighted):
     assert evals_l <= 35 * n  # 25 passes here; the diagonal scaling took 49
 
 
+def test_softmax_lbfgs_is_rewhitened_once_at_the_iterate(monkeypatch):
+    # a softmax L-BFGS not converged after _REWHITEN iterations restarts in the Kronecker
+    # coordinates of its iterate (one class-factor pass): the same mode, every pass counted
+    rng, K, d, n = np.random.default_rng(4), 12, 45, 1500
+    model = LogisticModel(d, K)
+    X = rng.normal(size=(n, d)) + 2.0 * rng.random(d)  # uncentred: K-FAC at the start is off
+    y = (X @ rng.normal(size=(d, K)) / np.sqrt(d) + rng.gumbel(size=(n, K))).argmax(1)
+    pb = Posterior(model, GaussianPrior(model.prior_precision(1.0)), X, y)
+    theta_n, _, H = newton_mode(pb)[:3]
+    calls = []
+    whitening = _mode._whitening
+    monkeypatch.setattr(_mode, "_whitening", lambda p, t: calls.append(t) or whitening(p, t))
+    monkeypatch.setattr(_mode, "_REWHITEN", 3)
+    theta_l, evals_l = lbfgs_mode(pb)
+    assert len(calls) == 2 and not np.allclose(calls[1], calls[0])
+    assert (theta_l - theta_n) @ H @ (theta_l - theta_n) < 1e-8
+    assert (evals_l / n) % 1 == 0 and evals_l >= (2 + 1 + 4) * n  # Gram, 2 class factors, L-BFGS
+    calls.clear()
+    monkeypatch.setattr(_mode, "_REWHITEN", 500)  # converged before: one stage
+    theta_1, evals_1 = lbfgs_mode(pb)
+    assert len(calls) == 1 and (theta_1 - theta_n) @ H @ (theta_1 - theta_n) < 1e-8
+
+
 def test_find_mode_uses_newton_for_dense_glms(problem):
     pb = problem("softmax", False)
     theta, evals, H = find_mode(pb, np.random.default_rng(0))[:3]
