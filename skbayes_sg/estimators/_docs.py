@@ -39,7 +39,8 @@ default=see signature
         ``"auto"`` is dense for GLMs up to 500 parameters (1,000 when the Hessian pass is cheap);
         above that, for softmax on dense rows, the class-block Laplace (each class's exact Hessian
         block, coupled by a Schur term, while ``K (d + 1)^2 <= 4e6``) or else the Kronecker-factored
-        one on the weights with exact intercept rows; for wide data (``p >= 2 N``) the exact low rank plus prior; otherwise diagonal.
+        one on the weights with exact intercept rows; for wide data (``p >= 2 N``) the exact low
+        rank plus prior; otherwise diagonal.
         ``"laplace"`` is the same but low rank plus diagonal where ``"auto"`` is diagonal (and dense
         whenever the Hessian pass is affordable); ``"diagonal"`` inverse diagonal curvature;
         ``None`` off.  The MLP has no exact Hessian: it takes ``"auto"`` (diagonal Gauss-Newton) or

@@ -7,8 +7,8 @@ whitened Hessian ``L^T H L`` had 9 eigenvalues near 3.1 and 9 near 0.3, all inte
 a bulk in [0.41, 1.97] (Lanczos on exact Hessian products): the first set the step, the second
 were the slowest quantities of the chains (centred intercepts, half the bulk ESS of the weights).
 A Rayleigh-Ritz correction along the intercept contrasts, from exact Hessian products, only
-rescaled the narrow ones.  With the intercept rows exact the same spectrum is [0.41, 2.07] plus
-one eigenvalue at 0.22 and one at 2.54, and the centred intercepts mix twice as fast per step.
+rescaled the narrow ones.  With the intercept rows exact the same spectrum is [0.41, 2.02] plus
+one eigenvalue at 0.22, and the centred intercepts mix twice as fast per step.
 
 The weights are factored in centred coordinates (``b' = b + E W x_bar``, so the Kronecker factor
 sees the centred Gram matrix): on mnist's uncentred pixels the uncentred factor left a whitened
