@@ -136,7 +136,7 @@ def coupled_covariance(posterior, mode):
         The coupling pass and ``K`` Hessian-vector products per conjugate-gradient iteration over
         the rows used, and the Gram pass if not already made.
     """
-    order, prior_sd, ones = softmax_layout(posterior)
+    _, prior_sd, ones = softmax_layout(posterior)
     if not ones:
         return kronecker_covariance(posterior, mode)
     model = posterior.model
