@@ -196,6 +196,8 @@ def test_parallel_chains_get_X_memory_mapped_not_pickled(monkeypatch, sparse):
     np.array([2**40, 5, 2**40]), np.array([0.5, 1.5, 0.5]), np.array(["b", "a", "b"]),
     np.array([1e300, -1e300, 0.0]), np.array([4, 2, 9], np.uint16),
     np.array([-100, 100, 7], np.int8), np.array([2**63 + 5, 2**63 + 7], np.uint64),
+    np.array([0, 1, 1, 0], np.int8), np.array([-1, 0, 0], np.int16), np.array([6, 5], np.uint8),
+    np.array([2**63 + 5, 2**63 + 6], np.uint64), np.array([-128, 127, 0], np.int8),
 ])
 def test_target_encoding_matches_numpy_unique(y):
     # oracle: np.unique; the O(n) path takes integral numeric targets of a modest range

@@ -105,7 +105,10 @@ class BayesianLogisticRegression(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC)
 
     def _code_targets(self, codes):
         if len(self.classes_) == 2:
-            return np.where(codes == 1, 1.0, -1.0)
+            t = codes.astype(np.float64)  # codes 0/1 -> -1/+1 in place: one fresh array
+            t *= 2.0
+            t -= 1.0
+            return t
         return codes
 
     def _groups(self):
