@@ -71,6 +71,28 @@ def test_assess_columns_are_the_public_diagnostics():
     np.testing.assert_array_equal(a.ess_bulk, effective_sample_size(x))
     np.testing.assert_array_equal(a.ess_tail, effective_sample_size(x, method="tail"))
     assert np.isnan(a.rhat[[5, 9]]).all() and np.isfinite(np.delete(a.rhat, [5, 9])).all()
+    # even chains (no middle draw dropped): the tail quantiles and the median come off the bulk
+    # sort; ties and a two-valued column included (tail: up to the FFT's rounding of other blocks)
+    y = rng.normal(size=(4, 300, 6)).cumsum(axis=1)
+    y[..., 0], y[..., 1] = np.round(y[..., 0]), y[..., 1] > 0
+    b = assess(y)
+    np.testing.assert_array_equal(b.rhat, split_rhat(y))
+    np.testing.assert_array_equal(b.ess_bulk, effective_sample_size(y))
+    np.testing.assert_allclose(b.ess_tail, effective_sample_size(y, method="tail"), rtol=1e-12)
+
+
+def test_median_and_quantiles_read_off_the_sort_are_numpys():
+    from skbayes_sg.diagnostics._ess import sorted_median, sorted_quantile
+
+    rng = np.random.default_rng(2)
+    for n in (1, 2, 7, 400, 4001):
+        x = rng.normal(size=(5, n))
+        x[0] = np.round(x[0])  # ties
+        x[1] = 1.0 + np.spacing(1.0) * rng.integers(0, 3, n)  # neighbours one rounding apart
+        s = np.sort(x, axis=1)
+        assert np.array_equal(sorted_median(s), np.median(x, axis=1))
+        for q in (0.0, 0.05, 0.5, 0.95, 1.0, 1 / 3):
+            assert np.array_equal(sorted_quantile(s, q), np.quantile(x, q, axis=1))
 
 
 def test_assess_judges_rhat_and_ess():

@@ -21,6 +21,7 @@ from ._autocorr import autocovariance
 __all__ = ["effective_sample_size"]
 
 _BLOCK_ELEMENTS = 2**20  # draws per column block: bounds the FFT workspace
+TAIL_PROBS = (0.05, 0.95)  # the tail ESS's quantiles
 
 
 def _as_draws(draws, min_draws=4):
@@ -85,7 +86,8 @@ def _split_chains(x):
 
 
 def _average_ranks(a):
-    """Ranks ``1..N`` down the columns of ``a`` (N, k); ties get their mean rank."""
+    """``(ranks, sorted)``: ranks ``1..N`` down the columns of ``a`` (N, k), ties getting their
+    mean rank, and the sorted columns as rows ``(k, N)``."""
     at = np.ascontiguousarray(a.T)  # sorting along contiguous rows is ~3x faster
     k, n = at.shape
     order = np.argsort(at, axis=1)
@@ -103,11 +105,12 @@ def _average_ranks(a):
         pos[rows] = 0.5 * (start + end)
     ranks = np.empty((k, n))
     np.put_along_axis(ranks, order, pos + 1.0, axis=1)
-    return ranks.T
+    return ranks.T, ranked
 
 
-def _rank_normalize(x):
-    """Normal scores of the pooled ranks (Blom offset 3/8), column-wise.
+def _rank_normalize(x, sorted_out=False):
+    """Normal scores of the pooled ranks (Blom offset 3/8), column-wise (and, with
+    ``sorted_out``, the pooled draws sorted, as rows ``(k, S)``).
 
     Average ranks are multiples of 1/2 (a run of ties averages consecutive integers), so the
     scores come from a table of ``ndtri`` at the ``2 S - 1`` possible ranks of ``S`` draws: the
@@ -115,9 +118,28 @@ def _rank_normalize(x):
     """
     flat = x.reshape(-1, x.shape[-1])
     S = flat.shape[0]
-    ranks = _average_ranks(flat)
+    ranks, ranked = _average_ranks(flat)
     table = ndtri((np.arange(1.0, S + 0.25, 0.5) - 0.375) / (S + 0.25))
-    return table[(2.0 * ranks - 2.0).astype(np.intp)].reshape(x.shape)
+    z = table[(2.0 * ranks - 2.0).astype(np.intp)].reshape(x.shape)
+    return (z, ranked) if sorted_out else z
+
+
+def sorted_median(s):
+    """``np.median`` of each row of the sorted ``s (k, S)``, read off the sort."""
+    S = s.shape[1]
+    return s[:, S // 2] if S % 2 else (s[:, S // 2 - 1] + s[:, S // 2]) / 2.0
+
+
+def sorted_quantile(s, q):
+    """``np.quantile(..., q)`` (its default linear method, the same floating-point steps) of each
+    row of the sorted ``s (k, S)``, read off the sort."""
+    at = (s.shape[1] - 1) * q
+    j = int(np.floor(at))
+    t = at - j
+    a, b = s[:, j], s[:, min(j + 1, s.shape[1] - 1)]
+    diff = b - a
+    out = b - diff * (1.0 - t) if t >= 0.5 else a + diff * t
+    return np.where(a == b, a, out)
 
 
 def _geyer_tau(rho):
@@ -172,9 +194,10 @@ def _ess_basic(x):
     return _geyer_ess(_split_chains(x))
 
 
-def _ess_tail(x, probs=(0.05, 0.95)):
-    flat = x.reshape(-1, x.shape[-1])
-    cuts = np.quantile(flat, probs, axis=0)
+def _ess_tail(x, probs=TAIL_PROBS, cuts=None):
+    """Tail ESS; ``cuts``: the pooled quantiles at ``probs`` when the caller has them."""
+    if cuts is None:
+        cuts = np.quantile(x.reshape(-1, x.shape[-1]), probs, axis=0)
     ess = [_geyer_ess(_split_chains((x <= cut).astype(float))) for cut in cuts]
     return np.minimum.reduce(ess)
 

@@ -33,8 +33,9 @@ def _rhat_bulk(split):
     return _psrf(_rank_normalize(split))
 
 
-def _rhat_folded(split):
-    median = np.median(split.reshape(-1, split.shape[-1]), axis=0)
+def _rhat_folded(split, median=None):
+    if median is None:
+        median = np.median(split.reshape(-1, split.shape[-1]), axis=0)
     return _psrf(_rank_normalize(np.abs(split - median)))
 
 
