@@ -190,12 +190,13 @@ def test_auto_batch_grows_only_when_the_noise_binds_the_step(noisy_logistic):
     # control variates: the noise at 100 rows already allows the near noise-free step
     cv = BayesianLogisticRegression(subsampling="control_variates", **fast).fit(X, y)
     assert cv.diagnostics_["batch_size"] == 100
-    # a numeric step or an exact gradient keeps the starting batch
-    for kw in ({"step_size": 1e-4}, {"sampler": "hmc", "subsampling": "full"}):
+    # a numeric step keeps the starting batch; an exact gradient does not grow one (it reports
+    # every row)
+    for kw, b in (({"step_size": 1e-4}, 100), ({"sampler": "hmc", "subsampling": "full"}, 3000)):
         est = BayesianLogisticRegression(subsampling="uniform", **fast).set_params(**kw)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            assert est.fit(X[:3000], y[:3000]).diagnostics_["batch_size"] == 100
+            assert est.fit(X[:3000], y[:3000]).diagnostics_["batch_size"] == b
 
 
 def test_auto_batch_is_capped_by_the_number_of_rows(noisy_logistic):
@@ -208,7 +209,10 @@ def test_auto_batch_is_capped_by_the_number_of_rows(noisy_logistic):
         assert 100 < est.diagnostics_["batch_size"] <= 700
         # sampler="auto": a batch reaching every row means the exact gradient, so Metropolis HMC
         est.set_params(sampler="auto").fit(X[:700], y[:700])
-    assert est.diagnostics_["batch_size"] == 700 and est.diagnostics_["sampler"] == "hmc"
+        assert est.diagnostics_["batch_size"] == 700 and est.diagnostics_["sampler"] == "hmc"
+        # subsampling="full": every row each step is the batch reported (it said 100)
+        est.set_params(subsampling="full", batch_size=50).fit(X[:700], y[:700])
+    assert est.diagnostics_["batch_size"] == est.preprocessing_["batch_size"] == 700
 
 
 @pytest.mark.parametrize("init", ["mode", "zeros", "prior", "laplace"])

@@ -93,8 +93,7 @@ def prepare(posterior, sampler, strategy, *, batch_size, step_size, precondition
             spent = tuning.n_grad_evals + estimator.preprocessing_evals
             estimator, tuning = tune(sampler, SUBSAMPLING["full"](), posterior, laplace, precond,
                                      batch_size=batch_size, step_size=step_size, streams=streams)
-            tuning = replace(tuning, n_grad_evals=tuning.n_grad_evals + spent,
-                             batch_size=posterior.n_rows)
+            tuning = replace(tuning, n_grad_evals=tuning.n_grad_evals + spent)
         theta0, start_evals = starts.result(laplace)
     evals = (mode.n_grad_evals + laplace_evals + tuning.n_grad_evals
              + estimator.preprocessing_evals + start_evals)

@@ -162,5 +162,7 @@ def tune(sampler, strategy, posterior, laplace, precond, *, batch_size, step_siz
     else:
         auto = auto_step_size(sampler, lam_max, nu, lam_min=lam_min, n_data=estimator.n_data)
     h = auto if step_size == "auto" else float(step_size)
+    if estimator.exact:  # every row each step, whatever batch the strategy was built at
+        b = posterior.n_rows
     error = variance_error(sampler, h, lam_max, nu, lam_min=lam_min, n_data=estimator.n_data)
     return estimator, Tuning(h, int(b), nu, lam_max, lam_min, int(evals), error, auto)
