@@ -374,3 +374,32 @@ def test_grid_search_over_uniform_mix(cancer):
     assert Adaptive().get_params() == {"uniform_mix": 0.1, "n_min": 1, "n_max": None,
                                        "V0": None, "n_pilot": 1000}
     assert Preferential().get_params() == {"uniform_mix": 0.1, "correction": "plain"}
+
+
+# ------------------------------------------------------------------ wide minibatches
+
+@pytest.mark.parametrize("name", ["binary", "softmax", "linear_fixed"])
+@pytest.mark.parametrize("strategy", ["preferential_cv", "uniform", "control_variates"])
+def test_wide_glm_minibatch_sums_run_in_cache_sized_chunks(name, strategy, problem, estimates,
+                                                           monkeypatch):
+    # oracle: the same estimate from one minibatch sum (the chunks are the same rows, so the
+    # same draws of the index stream and the same sum up to rounding)
+    from skbayes_sg.subsampling import _estimator
+
+    pb, lap, _ = problem(name, n=300, weighted=True)
+    est = SUBSAMPLING[strategy]().build(pb, lap, batch_size=64, rng=np.random.default_rng(0))
+    theta = lap.mode + 0.1 * np.random.default_rng(1).normal(size=(3, pb.model.n_params))
+    calls, difference = [], est.terms.difference
+
+    def counted(*args):
+        calls.append(args[4].shape)
+        return difference(*args)
+
+    monkeypatch.setattr(est.terms, "difference", counted)
+    whole = estimates(est, theta, 3)[0]
+    assert calls == [(3, 64)] * len(calls)
+    calls.clear()  # 16-row chunks: 3 chains x 16 rows x D floats
+    monkeypatch.setattr(_estimator, "_CHUNK_BYTES", 3 * 16 * pb.X.shape[1] * pb.X.itemsize)
+    chunked = estimates(est, theta, 3)[0]
+    assert calls == [(3, 16)] * len(calls) and len(calls) >= 12
+    np.testing.assert_allclose(chunked, whole, rtol=1e-12, atol=1e-12 * np.abs(whole).max())
