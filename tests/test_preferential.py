@@ -387,19 +387,23 @@ def test_wide_glm_minibatch_sums_run_in_cache_sized_chunks(name, strategy, probl
     from skbayes_sg.subsampling import _estimator
 
     pb, lap, _ = problem(name, n=300, weighted=True)
-    est = SUBSAMPLING[strategy]().build(pb, lap, batch_size=64, rng=np.random.default_rng(0))
     theta = lap.mode + 0.1 * np.random.default_rng(1).normal(size=(3, pb.model.n_params))
-    calls, difference = [], est.terms.difference
 
-    def counted(*args):
-        calls.append(args[4].shape)
-        return difference(*args)
+    def run():  # the estimates and the minibatch shapes the terms saw
+        est = SUBSAMPLING[strategy]().build(pb, lap, batch_size=64, rng=np.random.default_rng(0))
+        calls, difference = [], est.terms.difference
 
-    monkeypatch.setattr(est.terms, "difference", counted)
-    whole = estimates(est, theta, 3)[0]
+        def counted(*args):
+            calls.append(args[4].shape)
+            return difference(*args)
+
+        monkeypatch.setattr(est.terms, "difference", counted)
+        return estimates(est, theta, 3)[0], calls
+
+    whole, calls = run()
     assert calls == [(3, 64)] * len(calls)
-    calls.clear()  # 16-row chunks: 3 chains x 16 rows x D floats
+    # 16-row chunks: 3 chains x 16 rows x D floats
     monkeypatch.setattr(_estimator, "_CHUNK_BYTES", 3 * 16 * pb.X.shape[1] * pb.X.itemsize)
-    chunked = estimates(est, theta, 3)[0]
+    chunked, calls = run()
     assert calls == [(3, 16)] * len(calls) and len(calls) >= 12
     np.testing.assert_allclose(chunked, whole, rtol=1e-12, atol=1e-12 * np.abs(whole).max())

@@ -29,7 +29,7 @@ def _integral_codes(y):
         return None
     if y.dtype.kind == "f" and not np.array_equal(y, np.floor(y)):  # "continuous" for sklearn
         return None
-    if float(hi) - float(lo) == 1:  # two labels, both present: no intp copy of y (76 MiB at 10^7 rows)
+    if float(hi) - float(lo) == 1:  # two labels, both present: no intp copy of y (76 MiB at 10^7)
         return np.array([lo, hi], dtype=y.dtype), (y == hi).view(np.int8)
     if y.dtype.kind == "f":
         k = (y - lo).astype(np.intp)

@@ -31,11 +31,11 @@ _WARM_TOL = 1e-6
 # error is about 2 / sqrt(400) = 0.1 in the worst direction, and the full pass is compute-bound
 # (n p^2 products: on 10^6 x 50 float32 rows 134 ms, ten times a pass over X).
 _HESSIAN_ROWS_PER_PARAM = 400
-# ... and there the full-data Newton stops at this tolerance (decrement below 1e-6 p: the mode within
-# about 0.01 posterior sd in all, far inside that Hessian's error; the anchor's gradient is exact at
-# whatever mode is returned): two fewer passes on 10^7 x 50 float32 rows (five -> three), one on
-# 10^6, each a pass over X
-_SAMPLED_TOL = 1e-6
+# ... and there the full-data Newton stops at a decrement below _SAMPLED_TOL p (the mode within
+# about 0.01 posterior sd in all, far inside that Hessian's error; the anchor's gradient is exact
+# at whatever mode is returned): two fewer passes on 10^7 x 50 float32 rows (five -> three), one
+# on 10^6; elsewhere Newton's own tolerance, _TOL
+_SAMPLED_TOL, _TOL = 1e-6, 1e-10
 # Softmax L-BFGS runs in Kronecker coordinates from the start (exact there), re-whitened once at
 # the iterate if not converged after this many iterations: mnist (10 x 784, pixels / 255) took 403
 # passes in one stage and 277 with the switch at 80 (191 after it); synthetic 10 x 1,000 and
@@ -63,7 +63,7 @@ def find_mode(posterior, rng, *, max_iter=None):
         sampled = (theta0 is not None and posterior.cheap_subsets
                    and posterior.n_rows >= 4 * hessian_rows(posterior))
         res = newton_mode(posterior, theta0=theta0, hessian0=hessian0, exact_hessian=not sampled,
-                          **({"tol": _SAMPLED_TOL} if sampled else {}))
+                          tol=_SAMPLED_TOL if sampled else _TOL)
         newton_evals += res.n_grad_evals
         if res.theta is not None:
             if res.hessian is None:  # sampled, and no fallback computed the exact one

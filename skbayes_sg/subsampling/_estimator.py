@@ -104,6 +104,10 @@ class GradientEstimator(_Estimator):
         self.index, self.terms, self.n_candidates = index, terms, int(n_candidates)
         self.evals_per_step = terms.evals_per_step(index.b)
         self.compute_dtype = minibatch_dtype(posterior.X)
+        X = posterior.X
+        wide = posterior.model.is_glm and not sp.issparse(X)
+        self._row_bytes = X.shape[1] * X.dtype.itemsize if wide else None
+        self._slices = {}  # minibatch shape -> its chunks (_chunks)
 
     def init(self, rngs, theta):
         """``(index state, terms state)`` for chains ``theta (C, p)``."""
@@ -153,12 +157,14 @@ class GradientEstimator(_Estimator):
 
     def _chunks(self, shape):
         """Column slices of an ``(C, b)`` minibatch: one, or cache-sized ones for a GLM's dense
-        rows (``_CHUNK_BYTES``)."""
-        X, (C, b) = self.posterior.X, shape
-        size = b
-        if self.posterior.model.is_glm and not sp.issparse(X):
-            size = max(16, _CHUNK_BYTES // (C * X.shape[1] * X.dtype.itemsize))
-        return [slice(None)] if size >= b else [slice(k, k + size) for k in range(0, b, size)]
+        rows (``_CHUNK_BYTES``); worked out once per shape."""
+        if shape not in self._slices:
+            (C, b), size = shape, shape[1]
+            if self._row_bytes is not None:
+                size = max(16, _CHUNK_BYTES // (C * self._row_bytes))
+            self._slices[shape] = ([slice(None)] if size >= b
+                                   else [slice(k, k + size) for k in range(0, b, size)])
+        return self._slices[shape]
 
     def candidates(self, rngs, theta, state):
         """``n_candidates`` estimates per chain from one batched gradient call.
