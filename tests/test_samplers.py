@@ -228,6 +228,43 @@ def test_gradient_noise_accurate_vs_fixed_step(name):
         assert abs(var_big - oracle) <= N_SE * se_big
 
 
+@pytest.mark.parametrize("name", ["sgld", "sghmc"])
+def test_noise_correction_leaves_the_exact_gradient_scheme(name):
+    # U = lam |theta|^2 / 2 with gradient noise of variance nu = 4 at a step where it inflates
+    # the variance by a further ~20%: subtracting the measured nu from the injected noise gives
+    # the stationary variance of the noise-free scheme (the closed form at nu = 0)
+    sampler, lam, nu, h = SAMPLERS[name](), 2.0, 4.0, 0.2
+    target = NoisyIsotropic(lam, nu, 0)
+    kernel = sampler.build_kernel(target, h, identity(), noise_correction=np.full(8, nu))
+    theta0 = np.random.default_rng(0).standard_normal((64, 8)) / np.sqrt(lam)
+    draws, _ = _run(kernel, target, theta0, _rngs(64), 2000, 6000)
+    sq = lam * np.mean(draws**2, axis=2, keepdims=True)
+    var, se = sq.mean(), _mc_se(sq)[0]
+    exact, noisy = (lam * sampler.stationary_variance(h, lam, n) for n in (0.0, nu))
+    assert noisy - exact > 0.15
+    assert abs(var - exact) <= N_SE * se
+
+
+@pytest.mark.parametrize("name", ["sgld", "sghmc"])
+def test_noise_correction_removes_at_most_half_the_injected_noise(name):
+    sampler, h, p = SAMPLERS[name](), 0.1, 20000
+    correction = np.where(np.arange(p) < p // 2, 1e9, 0.0)  # far beyond what can be removed
+    kernel = sampler.build_kernel(NoisyIsotropic(1.0, 0.0, 0), h, identity(),
+                                  noise_correction=correction)
+    block = kernel.draw_block(_rngs(2), 4, p)  # SGHMC: (noise, EWSG uniforms) per step
+    noise = np.asarray([step[0] for step in block] if name == "sghmc" else block)
+    injected = {"sgld": h, "sghmc": 2.0 * h}[name]  # sqrt(h) xi; sqrt(2 gamma h) xi
+    sd = noise.reshape(-1, 2, p // 2).std(axis=(0, 2))  # corrected half, untouched half
+    np.testing.assert_allclose(sd**2, [0.5 * injected, injected], rtol=0.03)
+
+
+@pytest.mark.parametrize("name", ["psgld", "sgnht"])
+def test_noise_correction_needs_sgld_or_sghmc(name):
+    with pytest.raises(ValueError, match="noise_correction needs sampler='sgld' or 'sghmc'"):
+        SAMPLERS[name]().build_kernel(NoisyIsotropic(1.0, 1.0, 0), 0.1, identity(),
+                                      noise_correction=np.ones(2))
+
+
 @pytest.mark.parametrize("target_accept", [0.65, 0.8, 0.95])
 @pytest.mark.parametrize("preconditioned", [True, False], ids=["dense", "identity"])
 def test_hmc_acceptance_after_adaptation(target_accept, preconditioned):

@@ -125,3 +125,65 @@ def test_a_subsample_laplace_gets_its_curvature_from_another_subsample(monkeypat
     assert evals == 2000
     assert est_max > 1 + 0.7 * (lam_max - 1) and est_min < 1 - 0.7 * (1 - lam_min)
     assert est_max < 1 + 3 * (lam_max - 1) and est_min > 1 - 3 * (1 - lam_min)
+
+
+def test_gradient_noise_error_is_the_size_of_the_estimates_error():
+    # an estimator with white noise of variance 4 on 2,000 coordinates: across coordinates the
+    # estimated variances scatter by their estimation error sigma, and half the difference of
+    # the two half-samples' estimates has mean sqrt(2 / pi) sigma
+    from skbayes_sg.preprocessing import gradient_noise
+    from skbayes_sg.samplers import identity
+
+    class White:
+        exact = False
+
+        def init(self, rngs, theta):
+            return None
+
+        def estimate(self, rngs, theta, state):
+            noise = np.stack([2.0 * rng.standard_normal(theta.shape[1]) for rng in rngs])
+            return theta + noise, state, len(rngs)
+
+    rngs = np.random.default_rng(0).spawn(16)
+    noise, evals = gradient_noise(White(), rngs, np.zeros((16, 2000)), identity(), n_estimates=8)
+    assert evals == 16 * 8 and np.mean(noise.variance) == pytest.approx(4.0, rel=0.01)
+    sigma = np.std(noise.variance)
+    assert np.mean(noise.error) == pytest.approx(np.sqrt(2 / np.pi) * sigma, rel=0.1)
+    assert noise.level() == pytest.approx(np.quantile(noise.variance, 0.95))
+    assert noise.bounds() == (noise.level(), noise.level())
+    high, low = noise.bounds(noise.variance)  # all of it subtracted: the error is what is left
+    assert high == pytest.approx(np.quantile(noise.error, 0.95)) and low == -high
+    np.testing.assert_array_equal(noise.scaled(0.5).error, 0.5 * noise.error)
+
+
+@pytest.mark.parametrize("name", ["sgld", "sghmc"])
+def test_subtracted_noise_allows_a_larger_accurate_step(name):
+    from skbayes_sg.estimators._tuning import best_step, step_rule, variance_error
+    from skbayes_sg.preprocessing import GradientNoise
+
+    sampler, lam_max, lam_min = SAMPLERS[name](), 2.0, 0.5
+    rng = np.random.default_rng(0)
+    noise = GradientNoise(rng.uniform(3.0, 5.0, 50), rng.uniform(0.0, 0.4, 50))
+    plain = auto_step_size(sampler, lam_max, noise.level(), lam_min=lam_min)
+    rule = step_rule(sampler, noise, subtract=True)
+    assert rule["nu"] == pytest.approx(np.quantile(noise.error, 0.95), rel=0.1)
+    assert rule["nu_low"] < 0
+    h = auto_step_size(sampler, lam_max, lam_min=lam_min, **rule)
+    assert h > 2 * plain and best_step(sampler, lam_max, noise, lam_min=lam_min,
+                                       subtract=True) == (h, rule)
+    # the correction stays within half the injected noise at all but 1% of the coordinates ...
+    assert np.quantile(noise.variance, 0.99) <= 0.5 * sampler.subtractable_noise(h) + 1e-12
+    # ... and the error holds for what is left, of either sign, between the curvatures
+    for lam in np.linspace(lam_min, lam_max, 9):
+        for nu in (rule["nu"], rule["nu_low"]):
+            assert abs(lam * sampler.stationary_variance(h, lam, nu) - 1.0) <= AUTO_TOL + 1e-12
+    assert variance_error(sampler, h, lam_max, rule["nu"], lam_min=lam_min,
+                          nu_low=rule["nu_low"]) <= AUTO_TOL + 1e-12
+    # the batch rule sees the same: a smaller batch reaches half the noise-free step
+    big = GradientNoise(noise.variance * 10, noise.error * 10)
+    b_sub = auto_batch_size(sampler, lam_max, big, 100, 1600, lam_min=lam_min, subtract=True)
+    assert b_sub < auto_batch_size(sampler, lam_max, big, 100, 1600, lam_min=lam_min)
+    # where the noise is so uneven that subtracting it does not pay, the plain rule stays
+    uneven = GradientNoise(np.r_[np.full(97, 0.01), np.full(3, 1e3)], np.full(100, 0.005))
+    assert best_step(sampler, lam_max, uneven, lam_min=lam_min, subtract=True)[1] == \
+        step_rule(sampler, uneven)

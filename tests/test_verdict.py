@@ -71,11 +71,11 @@ def test_predicted_variance_error_matches_the_gaussian_oracle(step):
 
 
 def test_sampling_is_extended_until_the_standard_is_met():
-    # a slow sampler (tiny auto step from large minibatch noise) on a small problem: the first
-    # 200 draws per chain fail the standard, doublings fix it; memory stays at n_draws per chain
+    # a slow sampler (a tiny step, as large minibatch noise needs) on a small problem: the
+    # first 200 draws per chain fail the standard, doublings fix it; memory stays at n_draws
     X, y = make_classification(2000, 4, random_state=1)
-    kw = dict(sampler="sgld", subsampling="uniform", batch_size=10, n_warmup=200, n_draws=200,
-              n_chains=2, random_state=0)
+    kw = dict(sampler="sgld", subsampling="uniform", batch_size=10, step_size=5e-4,
+              n_warmup=200, n_draws=200, n_chains=2, random_state=0)
     short, _ = _fit(BayesianLogisticRegression(max_doublings=0, **kw), X, y)
     assert not short.diagnostics_["converged"]
     long, _ = _fit(BayesianLogisticRegression(max_doublings=4, **kw), X, y)

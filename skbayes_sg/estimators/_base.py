@@ -210,6 +210,7 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
             "preprocessing_seconds": float(pre_seconds),
             "sampling_seconds": float(seconds),
             "gradient_noise": prep.info["gradient_noise"],
+            "gradient_noise_left": prep.info["gradient_noise_left"],
             "batch_size": prep.info["batch_size"],
             "curvature": prep.info["curvature"],
             **info,

@@ -117,7 +117,10 @@ COMMON_ATTRIBUTES = """\
         The frozen prior (``value``/``grad`` of ``-log p(theta)``).
     preprocessing_ : dict
         What the preprocessing produced: ``"preprocessing_grad_evals"``, ``"curvature"``,
-        ``"gradient_noise"``, ``"batch_size"``, ``"laplace_hessian_rows"`` (None when the
+        ``"gradient_noise"`` (whitened variance per coordinate, 95% quantile),
+        ``"gradient_noise_left"`` (what remains once ``step_size="auto"`` has SGLD or SGHMC
+        subtract the measured noise from the noise they inject; None otherwise),
+        ``"batch_size"``, ``"laplace_hessian_rows"`` (None when the
         Laplace approximation's Hessian is exact; from ``4 m`` in-memory rows, ``m = max(65,536,
         400 p)``, a dense one is estimated on ``m`` uniform rows), and the subsampling strategy's
         own outputs under the keys its docstring lists (e.g. ``"n_strata"``,

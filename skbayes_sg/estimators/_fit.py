@@ -98,7 +98,8 @@ def prepare(posterior, sampler, strategy, *, batch_size, step_size, precondition
     evals = (mode.n_grad_evals + laplace_evals + tuning.n_grad_evals
              + estimator.preprocessing_evals + start_evals)
     info = {"preprocessing_grad_evals": int(evals), "curvature": tuning.curvature,
-            "gradient_noise": tuning.gradient_noise, "batch_size": tuning.batch_size,
+            "gradient_noise": tuning.gradient_noise, "gradient_noise_left": tuning.noise_left,
+            "batch_size": tuning.batch_size,
             "laplace_hessian_rows": laplace.hessian_rows,
             "sampler": sampler.name, **estimator.outputs}
     return Prepared(posterior, laplace, precond, estimator, tuning, theta0, info, sampler)
@@ -146,7 +147,7 @@ def _run_group(sampler, prep, ids, noise, index, step, n_warmup, n_draws, thin, 
     return run_chains(sampler, prep.estimator, prep.theta0[ids], [noise[c] for c in ids],
                       [index[c] for c in ids], step_size=step, precond=prep.precond,
                       n_warmup=n_warmup, n_draws=n_draws, thin=thin, progress=progress,
-                      chain_ids=ids)
+                      chain_ids=ids, noise_correction=prep.tuning.noise_correction)
 
 
 def sample(sampler, prep, noise, index, step, *, n_warmup, n_draws, thin, n_jobs,

@@ -16,21 +16,37 @@ variates), and stays large when control variates make the noise small.  The resu
 ``max_step`` (default 0.5: beyond it the mixing gain is small and the Gaussian approximation of the
 posterior matters more).  HMC adapts its own step (``sampler.adapts_step_size``) and starts from
 ``1 / sqrt(lam_max)``.
+
+Subtracting the measured noise
+------------------------------
+SGLD and SGHMC inject Gaussian noise of known variance each step; the minibatch gradient adds
+its own, measured per whitened coordinate by the pilot.  With ``step_size="auto"`` on a
+posterior whose chains run where the pilot measured (every model but the MLP, whose chains
+start at other modes) the sampler injects that much less (``noise_correction``, Chen et al.'s
+``B-hat``), so the step's total variance is the exact dynamics' one and the step-size rule sees
+only what the correction gets wrong: the estimation error of the measured variance, of either
+sign (half the difference of the two halves of the pilot positions), which is several times
+smaller than the noise itself.  The correction is at most half the injected variance, which
+caps the step.  It is used where it allows the larger step (:func:`best_step`); a given step
+runs the textbook scheme.
 """
 
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..preprocessing import (gradient_noise, power_curvature, subsample_hessian,
+from ..preprocessing import (GradientNoise, gradient_noise, power_curvature, subsample_hessian,
                              whitened_curvature)
 
-__all__ = ["AUTO_BATCH", "AUTO_BATCH_MAX", "Tuning", "auto_batch_size", "auto_step_size", "tune",
-           "variance_error"]
+__all__ = ["AUTO_BATCH", "AUTO_BATCH_MAX", "Tuning", "auto_batch_size", "auto_step_size",
+           "best_step", "step_rule", "tune", "variance_error"]
 
 # Gradient-noise pilot: the CV noise grows like ||theta - mode||^2, so its mean over
 # the Laplace draws needs many positions (4 gave a 6x spread of the auto step).
 _PILOT_POSITIONS, _PILOT_ESTIMATES = 16, 8
+# Where the sampler subtracts the measured noise, the rule sees the error of the measurement:
+# 4x the estimates halve it (softmax 10 x 1,000: 22% -> 11% of the noise; batch 1,600 -> 800).
+_SUBTRACT_ESTIMATES = 32
 # batch_size="auto": start here, double while the gradient noise binds the auto step, stop here
 AUTO_BATCH, AUTO_BATCH_MAX = 100, 1600
 
@@ -47,58 +63,101 @@ class Tuning:
     n_grad_evals: int
     variance_error: float = 0.0
     auto_step_size: float = None
+    noise_correction: np.ndarray = None  # subtracted by the sampler (step_size="auto")
+    noise_left: float = None  # the level that remains after it
 
 
-def variance_error(sampler, h, lam_max, nu, *, lam_min=None, n_data=1):
+def variance_error(sampler, h, lam_max, nu, *, lam_min=None, n_data=1, nu_low=None):
     """Predicted relative error of the stationary variance at the step ``h`` (sampler's units).
 
-    ``max |lam v(h) - 1|`` over the whitened curvatures ``lam_max`` and ``lam_min``, with ``v``
-    the sampler's closed-form stationary variance (:mod:`skbayes_sg.samplers`) and ``nu`` the
-    measured gradient noise; ``inf`` where the scheme is unstable.  0 for samplers without one
-    (HMC's Metropolis step removes the bias).
+    ``max |lam v(h) - 1|`` over the whitened curvatures ``lam_max`` and ``lam_min`` and the noise
+    levels ``nu`` and ``nu_low`` (default ``nu``; negative where a noise correction may subtract
+    more than there is), with ``v`` the sampler's closed-form stationary variance
+    (:mod:`skbayes_sg.samplers`); ``inf`` where the scheme is unstable.  0 for samplers without
+    one (HMC's Metropolis step removes the bias).
     """
     if sampler.adapts_step_size:
         return 0.0
     whitened = h / sampler.step_scale(lam_max, nu, n_data)
     lams = {lam_max, lam_max if lam_min is None else lam_min}
-    return max(abs(lam * sampler.stationary_variance(whitened, lam, nu) - 1.0) for lam in lams)
+    nus = {nu, nu if nu_low is None else nu_low}
+    return max(abs(lam * sampler.stationary_variance(whitened, lam, n) - 1.0)
+               for lam in lams for n in nus)
 
 
-def auto_step_size(sampler, lam_max, nu, *, lam_min=None, n_data=1, tol=0.05, max_step=0.5):
+def auto_step_size(sampler, lam_max, nu, *, lam_min=None, n_data=1, tol=0.05, max_step=0.5,
+                   nu_low=None, h_cap=np.inf):
     """Largest accurate step on the whitened Gaussian (see module docstring).
 
-    ``n_data`` only matters for pSGLD, whose step is rescaled by its typical
-    ``1/G`` (``sampler.step_scale``).
+    ``nu_low`` is a second noise level the error must also hold at (:func:`variance_error`);
+    ``h_cap`` bounds the whitened step (where a noise correction stays feasible).  ``n_data``
+    only matters for pSGLD, whose step is rescaled by its typical ``1/G``
+    (``sampler.step_scale``).
     """
     lam_min = lam_max if lam_min is None else lam_min
-    grid = np.geomspace(1e-7, max_step / np.sqrt(lam_max * max(lam_max, 1.0)), 400)
+    top = min(max_step / np.sqrt(lam_max * max(lam_max, 1.0)), h_cap)
+    grid = np.geomspace(min(1e-7, top), top, 400)
     bad = np.zeros(grid.size, dtype=bool)
     for lam in {lam_max, lam_min}:  # the whole grid at once: the closed forms take arrays
-        with np.errstate(invalid="ignore"):
-            bad |= ~(np.abs(lam * sampler.stationary_variance(grid, lam, nu) - 1.0) <= tol)
+        for noise in {nu, nu if nu_low is None else nu_low}:
+            with np.errstate(invalid="ignore"):
+                variance = sampler.stationary_variance(grid, lam, noise)
+                bad |= ~(np.abs(lam * variance - 1.0) <= tol)
     first_bad = int(np.argmax(bad)) if bad.any() else grid.size
-    best = float(grid[first_bad - 1]) if first_bad > 0 else 1e-7
+    best = float(grid[first_bad - 1]) if first_bad > 0 else grid[0]
     return best * sampler.step_scale(lam_max, nu, n_data)
 
 
-def auto_batch_size(sampler, lam_max, nu, batch_size, max_batch, *, lam_min=None,
-                    min_fraction=0.5):
+def step_rule(sampler, noise, subtract=False, quantile=0.99):
+    """Keywords ``nu``, ``nu_low``, ``h_cap`` of :func:`auto_step_size` for measured ``noise``.
+
+    ``noise`` is a float (its level) or a :class:`~skbayes_sg.preprocessing.GradientNoise`.  With
+    ``subtract`` the sampler removes the measured variance from its injected noise
+    (``noise_correction``), up to half of that at any coordinate; the rule caps the step where
+    this half reaches the ``quantile`` of the coordinates' noise (``h_cap``), and what is left is
+    the estimation error of the variance, of either sign, plus the excess of the few noisier
+    coordinates.
+    """
+    if not isinstance(noise, GradientNoise):
+        return {"nu": float(noise), "nu_low": None, "h_cap": np.inf}
+    if not subtract:
+        return {"nu": noise.level(), "nu_low": None, "h_cap": np.inf}
+    top = float(np.quantile(noise.variance, quantile))
+    high, low = noise.bounds(np.minimum(noise.variance, top))
+    cap = 0.5 * sampler.subtractable_noise(1.0) / top if top > 0 else np.inf
+    return {"nu": high, "nu_low": low, "h_cap": cap}
+
+
+def best_step(sampler, lam_max, noise, *, lam_min=None, n_data=1, subtract=False):
+    """``(h, rule)``: :func:`auto_step_size` under :func:`step_rule`, subtracting the noise when
+    ``subtract`` and that allows the larger step."""
+    options = [step_rule(sampler, noise)] + ([step_rule(sampler, noise, True)] if subtract else [])
+    steps = [auto_step_size(sampler, lam_max, lam_min=lam_min, n_data=n_data, **rule)
+             for rule in options]
+    best = int(np.argmax(steps))
+    return steps[best], options[best]
+
+
+def auto_batch_size(sampler, lam_max, noise, batch_size, max_batch, *, lam_min=None,
+                    min_fraction=0.5, subtract=False):
     """Smallest ``b = batch_size * 2^k <= max_batch`` whose auto step is not noise-bound.
 
-    ``nu`` is the gradient noise measured at ``batch_size``; at ``b`` it is taken as
-    ``nu * batch_size / b`` (minibatch noise falls like ``1/b``).  Returns the first ``b`` whose
-    whitened :func:`auto_step_size` is at least ``min_fraction`` of the noise-free step, else
-    ``max_batch``.  Where the gradient noise dominates, the step, hence the mixing per step, grows
-    like ``b``, so a fixed number of steps buys more effective draws for proportionally more
-    gradient evaluations; once the step nears its noise-free value extra rows are wasted, which is
-    where this stops.
+    ``noise`` (a level, or a :class:`~skbayes_sg.preprocessing.GradientNoise` with ``subtract``
+    as in :func:`step_rule`) is the gradient noise measured at ``batch_size``; at ``b`` it is
+    taken as ``batch_size / b`` times that (minibatch noise falls like ``1/b``).  Returns the
+    first ``b`` whose whitened :func:`auto_step_size` is at least ``min_fraction`` of the
+    noise-free step, else ``max_batch``.  Where the gradient noise dominates, the step, hence the
+    mixing per step, grows like ``b``, so a fixed number of steps buys more effective draws for
+    proportionally more gradient evaluations; once the step nears its noise-free value extra
+    rows are wasted, which is where this stops.
     """
-    def step(noise):  # whitened units, without pSGLD's rescaling
-        h = auto_step_size(sampler, lam_max, noise, lam_min=lam_min)
-        return h / sampler.step_scale(lam_max, noise, 1)
+    def step(factor):  # whitened units, without pSGLD's rescaling
+        scaled = noise.scaled(factor) if isinstance(noise, GradientNoise) else noise * factor
+        h, rule = best_step(sampler, lam_max, scaled, lam_min=lam_min, subtract=subtract)
+        return h / sampler.step_scale(lam_max, rule["nu"], 1)
 
     target, b = min_fraction * step(0.0), int(batch_size)
-    while b < max_batch and step(nu * batch_size / b) < target:
+    while b < max_batch and step(batch_size / b) < target:
         b = min(2 * b, int(max_batch))
     return b
 
@@ -139,16 +198,21 @@ def tune(sampler, strategy, posterior, laplace, precond, *, batch_size, step_siz
     pilot_rng = streams.child("pilot")
     positions = laplace.draws(pilot_rng, _PILOT_POSITIONS)
 
+    def subtract(est):  # the pilot's Laplace draws are where the chains run: one mode
+        return sampler.can_subtract_noise(est) and not posterior.model.random_init
+
     def noise(est):
         return gradient_noise(est.pilot(), pilot_rng.spawn(_PILOT_POSITIONS), positions, precond,
-                              n_estimates=_PILOT_ESTIMATES)
+                              n_estimates=_SUBTRACT_ESTIMATES if subtract(est) else
+                              _PILOT_ESTIMATES)
 
     nu, more = noise(estimator)
     evals += more
     if batch_size == "auto" and step_size == "auto" and not (
             estimator.exact or sampler.adapts_step_size):
         cap = min(AUTO_BATCH_MAX, posterior.n_rows, strategy.max_batch_size(posterior.n_rows))
-        b_auto = auto_batch_size(sampler, lam_max, nu, b, max(b, cap), lam_min=lam_min)
+        b_auto = auto_batch_size(sampler, lam_max, nu, b, max(b, cap), lam_min=lam_min,
+                                 subtract=subtract(estimator))
         if b_auto > b and 2 * b_auto >= posterior.n_rows:  # within 2x of every row: take them all
             b_auto = min(posterior.n_rows, strategy.max_batch_size(posterior.n_rows))
         if b_auto != b:
@@ -157,12 +221,29 @@ def tune(sampler, strategy, posterior, laplace, precond, *, batch_size, step_siz
                                        rng=streams.child("strategy"))
             (nu, more), b = noise(estimator), b_auto
             evals += more
-    if sampler.adapts_step_size:
-        auto = sampler.initial_step_size(lam_max)
-    else:
-        auto = auto_step_size(sampler, lam_max, nu, lam_min=lam_min, n_data=estimator.n_data)
-    h = auto if step_size == "auto" else float(step_size)
     if estimator.exact:  # every row each step, whatever batch the strategy was built at
         b = posterior.n_rows
-    error = variance_error(sampler, h, lam_max, nu, lam_min=lam_min, n_data=estimator.n_data)
-    return estimator, Tuning(h, int(b), nu, lam_max, lam_min, int(evals), error, auto)
+    return estimator, _decide(sampler, estimator, nu, (lam_max, lam_min), step_size, b, evals,
+                              subtract(estimator))
+
+
+def _decide(sampler, estimator, noise, curvature, step_size, batch_size, evals, subtract):
+    """The step (given or automatic) and its predicted variance error, as a :class:`Tuning`.
+
+    With ``subtract``, the automatic step of SGLD and SGHMC comes with the measured noise as the
+    sampler's ``noise_correction`` where that allows a larger step (:func:`best_step`), and its
+    error is what the correction leaves (:func:`step_rule`); a given step runs the textbook
+    scheme.
+    """
+    (lam_max, lam_min), n_data = curvature, estimator.n_data
+    if sampler.adapts_step_size:
+        auto, rule = sampler.initial_step_size(lam_max), step_rule(sampler, noise)
+    else:
+        auto, rule = best_step(sampler, lam_max, noise, lam_min=lam_min, n_data=n_data,
+                               subtract=subtract and step_size == "auto")
+    subtract = rule["nu_low"] is not None
+    h = auto if step_size == "auto" else float(step_size)
+    error = variance_error(sampler, h, lam_max, rule["nu"], lam_min=lam_min, n_data=n_data,
+                           nu_low=rule["nu_low"])
+    return Tuning(h, int(batch_size), noise.level(), lam_max, lam_min, int(evals), error, auto,
+                  noise.variance if subtract else None, rule["nu"] if subtract else None)

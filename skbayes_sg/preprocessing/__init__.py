@@ -6,7 +6,7 @@ from ._laplace import (DENSE_MAX_PARAMS, full_hessian, laplace_at, laplace_kind,
 from ._lowrank import LOWRANK_RANK, lowrank_covariance
 from ._mode import ModeResult, adam_mode, find_mode, lbfgs_mode, subsample_hessian
 from ._memo import once_per
-from ._pilot import gradient_noise, power_curvature
+from ._pilot import GradientNoise, gradient_noise, power_curvature
 from ._compress import Compression, compress
 from ._stratify import RowView, Strata, allocate_batch, group_sums, kmeans_strata, merge_strata
 from ._weights import curvature_weights, gradient_norm_weights, lipschitz_constants, mix_uniform
@@ -14,7 +14,8 @@ from ._weights import curvature_weights, gradient_norm_weights, lipschitz_consta
 __all__ = [
     "Compression", "DENSE_MAX_PARAMS", "LOWRANK_RANK", "RowView", "Strata", "allocate_batch",
     "compress", "group_sums", "kmeans_strata", "merge_strata", "adam_mode", "find_mode",
-    "gradient_noise", "full_hessian", "laplace_at", "laplace_kind", "lowrank_covariance",
+    "GradientNoise", "gradient_noise", "full_hessian", "laplace_at", "laplace_kind",
+    "lowrank_covariance",
     "ModeResult", "uses_dense", "lbfgs_mode", "mode_shift",
     "power_curvature", "whitened_curvature", "curvature_weights", "gradient_norm_weights",
     "lipschitz_constants", "mix_uniform", "once_per", "subsample_hessian", "anchor_terms",

@@ -1,29 +1,67 @@
 """Pilot measurements for ``step_size="auto"``: curvature and gradient noise."""
 
+from typing import NamedTuple
+
 import numpy as np
 
-__all__ = ["gradient_noise", "power_curvature"]
+__all__ = ["GradientNoise", "gradient_noise", "power_curvature"]
 
 
-def gradient_noise(estimator, rngs, positions, precond, n_estimates=16, quantile=0.95):
-    """Per-coordinate variance of the gradient estimate (whitened), high quantile.
+class GradientNoise(NamedTuple):
+    """Variance of the gradient estimate per whitened coordinate, and its estimation error.
+
+    ``variance`` averages the per-position variances over all pilot positions; ``error`` is half
+    the difference of the averages over the first and the second half of the positions, the
+    size of the error of ``variance`` (the difference of two half-sample means has twice the sd
+    of the whole mean).
+    """
+
+    variance: np.ndarray
+    error: np.ndarray
+
+    def level(self, quantile=0.95):
+        """``nu`` of the step-size rule: a high quantile over coordinates (0 when exact)."""
+        return float(np.quantile(self.variance, quantile)) if self.variance.any() else 0.0
+
+    def scaled(self, factor):
+        """The noise at a batch ``1 / factor`` times as large (minibatch noise ~ ``1/b``)."""
+        return GradientNoise(self.variance * factor, self.error * factor)
+
+    def bounds(self, correction=None, quantile=0.95):
+        """``(high, low)`` noise left after subtracting ``correction`` per coordinate.
+
+        Without a correction both are :meth:`level`.  With one, what is left is
+        ``variance - correction`` up to the estimation ``error``: ``high`` is the quantile of
+        its upper end and ``low`` minus that of its overshoot below zero (negative: the
+        sampler then injects too little noise there).
+        """
+        if correction is None:
+            return (self.level(quantile),) * 2
+        left = self.variance - correction
+        return (float(np.quantile(left + self.error, quantile)),
+                -float(np.quantile(np.maximum(self.error - left, 0.0), quantile)))
+
+
+def gradient_noise(estimator, rngs, positions, precond, n_estimates=16):
+    """Per-coordinate variance of the gradient estimate (whitened), with its error.
 
     At each of the ``positions`` (rows, e.g. Laplace draws) the estimator is called ``n_estimates``
     times with the pilot streams ``rngs`` (one per position); the variance of ``L^T g`` over
-    repeats, averaged over positions, gives one noise level per coordinate, and their ``quantile``
-    (default 95%) is ``nu`` of the step-size rule.  The noise is far from uniform across
-    coordinates (a heavy-tailed feature carries most of it), and the step must keep the *worst*
-    directions accurate: with the mean over coordinates, control variates on casp gave sd ratios up
-    to 1.71 with no warning.  A quantile rather than the maximum keeps a few noisy estimates among
-    thousands of MLP weights from setting the step.
+    repeats, averaged over positions, gives one noise level per coordinate.  The noise is far
+    from uniform across coordinates (a heavy-tailed feature carries most of it), and the step must
+    keep the *worst* directions accurate: with the mean over coordinates, control variates on casp
+    gave sd ratios up to 1.71 with no warning; :meth:`GradientNoise.level` takes a high quantile
+    rather than the maximum, so a few noisy estimates among thousands of MLP weights do not set
+    the step.
 
     Returns
     -------
-    nu : float
+    noise : GradientNoise
     n_grad_evals : int
     """
     if estimator.exact:
-        return 0.0, 0
+        zero = np.zeros(positions.shape[1])
+        return GradientNoise(zero, zero), 0
     state = estimator.init(rngs, positions)
     mean, m2, evals = 0.0, 0.0, 0
     for t in range(n_estimates):  # Welford: memory of two estimates, not n_estimates
@@ -33,8 +71,10 @@ def gradient_noise(estimator, rngs, positions, precond, n_estimates=16, quantile
         mean = mean + delta / (t + 1)
         m2 = m2 + delta * (u - mean)
         evals += k
-    per_coord = (m2 / (n_estimates - 1)).mean(axis=0)
-    return float(np.quantile(per_coord, quantile)), evals
+    per_position = m2 / (n_estimates - 1)
+    half = per_position.shape[0] // 2
+    first, second = per_position[:half].mean(axis=0), per_position[half:].mean(axis=0)
+    return GradientNoise(per_position.mean(axis=0), 0.5 * np.abs(first - second)), evals
 
 
 _PILOT_ROWS, _PILOT_MAX_ROWS = 2048, 65_536

@@ -66,8 +66,15 @@ class BaseSampler(ParamsMixin):
     adapts_step_size = False
     couples_index = False
 
-    def build_kernel(self, estimator, step_size, precond):
-        """Return a :class:`Kernel` for ``estimator`` at ``step_size`` with ``precond``."""
+    def build_kernel(self, estimator, step_size, precond, noise_correction=None):
+        """Return a :class:`Kernel` for ``estimator`` at ``step_size`` with ``precond``.
+
+        ``noise_correction`` (SGLD, SGHMC; ``(p,)``) is the measured variance of the gradient
+        noise per whitened coordinate, which the kernel subtracts from the variance of the noise
+        it injects -- Chen et al.'s (2014) ``B-hat`` -- up to half of it
+        (:meth:`subtractable_noise`), so that the two together have the variance of the exact
+        dynamics.
+        """
         self.validate()
         if self.needs_exact_gradient and not estimator.exact:
             raise ValueError(f"{self.name} needs the exact gradient and the full-data "
@@ -75,7 +82,28 @@ class BaseSampler(ParamsMixin):
         if estimator.n_candidates > 1 and not self.couples_index:
             raise ValueError("ewsg needs a sampler with a fixed-metric Gaussian kernel: use "
                              f"sampler='sgld', 'sghmc' or 'sgnht' (got sampler={self.name!r}).")
-        return self._build(estimator, float(step_size), precond)
+        h = float(step_size)
+        if noise_correction is None:
+            return self._build(estimator, h, precond)
+        if not self.can_subtract_noise(estimator):
+            raise ValueError(f"noise_correction needs sampler='sgld' or 'sghmc' on a minibatch "
+                             f"gradient without EWSG (got sampler={self.name!r}).")
+        room = self.subtractable_noise(h)
+        keep = np.sqrt(1.0 - np.minimum(noise_correction, 0.5 * room) / room)
+        return self._build(estimator, h, precond, keep=keep)
+
+    def subtractable_noise(self, h):
+        """Gradient-noise variance (whitened, per coordinate) equal to one step's injected noise.
+
+        ``None`` where the sampler cannot subtract measured noise from what it injects (pSGLD,
+        SGNHT, whose thermostat absorbs it, HMC).  See :meth:`build_kernel`.
+        """
+        return None
+
+    def can_subtract_noise(self, estimator):
+        """Whether :meth:`build_kernel` takes a ``noise_correction`` for ``estimator``."""
+        return (self.subtractable_noise(1.0) is not None and not estimator.exact
+                and estimator.n_candidates == 1)
 
     def stationary_variance(self, h, lam, nu):
         """Stationary variance of the scheme on ``U = lam u^2 / 2``.
@@ -105,7 +133,8 @@ def chain_block(rngs, n_steps, k, draw="standard_normal", *args):
 
 
 def chain_normals(rngs, n_steps, k, dtype=None, scale=1.0):
-    """``(n_steps, C, k)`` normals of standard deviation ``scale``, chain ``c`` from ``rngs[c]``.
+    """``(n_steps, C, k)`` normals of standard deviation ``scale`` (a float, or one per
+    coordinate), chain ``c`` from ``rngs[c]``.
 
     ``dtype=np.float32`` (the noise of a fit on float32 data) uses the Box-Muller transform of
     float32 uniforms: numpy's SIMD ``log``/``sin``/``cos`` make it about 2-3 times faster than
@@ -116,6 +145,10 @@ def chain_normals(rngs, n_steps, k, dtype=None, scale=1.0):
     (the block size changes with the number of chains of a group: ``n_jobs``).  Otherwise
     :func:`chain_block`'s float64 ziggurat normals.
     """
+    if np.ndim(scale):  # one sd per coordinate
+        out = chain_normals(rngs, n_steps, k, dtype)
+        out *= np.asarray(scale, dtype=out.dtype)
+        return out
     if dtype != np.float32:
         out = chain_block(rngs, n_steps, k)
         if scale != 1.0:

@@ -58,6 +58,11 @@ class SGLD(_Overdamped):
     data, :func:`~skbayes_sg.samplers._base.chain_normals`); the update runs in place on the
     estimator's fresh gradient array.
 
+    With a ``noise_correction`` ``B`` (:meth:`~BaseSampler.build_kernel`: the measured variance
+    of ``L^T g`` per whitened coordinate) the injected noise is ``sqrt(h - h^2 B / 4) L xi``, so
+    that with the gradient's own noise, of variance ``h^2 B / 4``, the step has the variance of
+    the exact-gradient scheme (at most half the injected variance is removed).
+
     With ``estimator.n_candidates > 1`` (EWSG, overdamped variant of seed
     002 appendix F) ``g`` is the candidate that the index chain of
     :mod:`~skbayes_sg.samplers._ewsg` keeps, with energies
@@ -82,7 +87,11 @@ class SGLD(_Overdamped):
     def __init__(self):
         pass
 
-    def _build(self, estimator, h, precond):
+    def subtractable_noise(self, h):
+        """The gradient's noise enters as ``(h/2)^2 nu``, the injected as ``h``: ``4 / h``."""
+        return 4.0 / h
+
+    def _build(self, estimator, h, precond, keep=1.0):
         if estimator.n_candidates > 1:
             return _coupled_sgld(estimator, h, precond)
         half, estimate, apply = 0.5 * h, estimator.estimate, precond.apply
@@ -98,15 +107,16 @@ class SGLD(_Overdamped):
             g += noise
             return SGLDState(g), est_state, n
 
-        return Kernel(init, _sgld_noise(h, precond, estimator), step, fixed_step(h))
+        return Kernel(init, _sgld_noise(h, precond, estimator, keep), step, fixed_step(h))
 
 
-def _sgld_noise(h, precond, estimator):
-    """``draw_block`` of SGLD: ``(n_steps, C, p)`` normals times ``sqrt(h) L``.
+def _sgld_noise(h, precond, estimator, keep=1.0):
+    """``draw_block`` of SGLD: ``(n_steps, C, p)`` normals times ``sqrt(h) keep L``.
 
-    float32 normals when the estimator computes in float32 (:func:`chain_normals`).
+    float32 normals when the estimator computes in float32 (:func:`chain_normals`); ``keep``
+    (a float or one per whitened coordinate) leaves room for the gradient noise.
     """
-    scale, from_u = np.sqrt(h), precond.from_u
+    scale, from_u = np.sqrt(h) * keep, precond.from_u
     dtype = getattr(estimator, "compute_dtype", None)
 
     return lambda rngs, n_steps, p: from_u(chain_normals(rngs, n_steps, p, dtype, scale))

@@ -40,7 +40,7 @@ class Trace(NamedTuple):
 
 
 def run_chains(sampler, estimator, theta0, noise_rngs, index_rngs, *, step_size, precond,
-               n_warmup, n_draws, thin=1, progress=None, chain_ids=None):
+               n_warmup, n_draws, thin=1, progress=None, chain_ids=None, noise_correction=None):
     """Run ``len(noise_rngs)`` chains of ``sampler`` on ``estimator``.
 
     Parameters
@@ -59,6 +59,9 @@ def run_chains(sampler, estimator, theta0, noise_rngs, index_rngs, *, step_size,
     n_warmup, n_draws, thin : int
         A chain runs ``n_warmup + n_draws * thin`` steps and keeps every
         ``thin``-th step after warm-up.
+    noise_correction : ndarray of shape (p,), optional
+        Measured gradient-noise variance per whitened coordinate, subtracted from the injected
+        noise (SGLD, SGHMC; :meth:`~skbayes_sg.samplers.BaseSampler.build_kernel`).
     progress : callable, optional
         ``progress(phase, done, total, seconds, chain_ids)`` after every block
         (seconds since the phase started).
@@ -71,7 +74,7 @@ def run_chains(sampler, estimator, theta0, noise_rngs, index_rngs, *, step_size,
     """
     C, p = theta0.shape
     index_rngs = tuple(index_rngs)
-    kernel = sampler.build_kernel(estimator, step_size, precond)
+    kernel = sampler.build_kernel(estimator, step_size, precond, noise_correction)
     state = kernel.init(theta0, noise_rngs)
     est_state = estimator.init(index_rngs, state.position)
     draws = np.empty((C, n_draws, p))

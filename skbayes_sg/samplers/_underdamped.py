@@ -51,9 +51,10 @@ class Underdamped(BaseSampler):
     thermostat = None
 
 
-    def _build(self, estimator, h, precond):
+    def _build(self, estimator, h, precond, keep=1.0):
         c0 = D = float(getattr(self, self.coefficient))
-        scale, M, thermostat = np.sqrt(2.0 * D * h), estimator.n_candidates, self.thermostat
+        scale = np.sqrt(2.0 * D * h) * keep  # keep < 1: room for the gradient noise
+        M, thermostat = estimator.n_candidates, self.thermostat
         estimate, to_u, from_u = estimator.estimate, precond.to_u, precond.from_u
         coupled = coupled_gradient(estimator, h, precond, D) if M > 1 else None
         dtype = getattr(estimator, "compute_dtype", None)  # float32 noise for float32 data
@@ -104,8 +105,12 @@ class SGHMC(Underdamped):
         r     <- r - h gamma r - h L^T g + sqrt(2 gamma h) xi
         theta <- theta + h L r
 
-    Temperature one, so the injected noise variance is ``2 gamma h``.  Runs
-    EWSG (``subsampling="ewsg"``) with ``c = D = gamma``.
+    Temperature one, so the injected noise variance is ``2 gamma h``.  With a
+    ``noise_correction`` ``B`` (:meth:`~skbayes_sg.samplers.BaseSampler.build_kernel`, the
+    measured variance of ``L^T g`` per whitened coordinate; ``step_size="auto"`` passes it) it is
+    ``2 gamma h - h^2 B``: the gradient's noise enters ``r`` as ``h^2 B``, and the two together
+    have the exact dynamics' variance (Chen et al.'s ``B-hat``, at most half of ``2 gamma h``).
+    Runs EWSG (``subsampling="ewsg"``) with ``c = D = gamma``, without a correction.
 
     References
     ----------
@@ -117,6 +122,10 @@ class SGHMC(Underdamped):
 
     def __init__(self, friction=1.0):
         self.friction = friction
+
+    def subtractable_noise(self, h):
+        """The gradient's noise enters ``r`` as ``h^2 nu``, the injected as ``2 gamma h``."""
+        return 2.0 * self.friction / h
 
     def stationary_variance(self, h, lam, nu):
         return underdamped_variance(h, lam, nu, self.friction, self.friction)
