@@ -153,12 +153,13 @@ def test_exact_gradient_runs_metropolis_hmc(small_logistic):
 def test_small_data_runs_metropolis_hmc_though_subtracted_noise_allows_a_minibatch(cancer):
     # breast cancer (569 rows): SGHMC with the measured noise subtracted would take a batch of
     # 200 at a large step, and this far-from-Gaussian posterior then has tail excursions (sd
-    # ratios up to 1.43 against NUTS in the calibration benchmark); the batch the textbook
-    # scheme needs reaches every row, so the default runs Metropolis HMC as before
+    # ratios up to 1.43 against NUTS in the calibration benchmark, seeds 5 and 12); the batch
+    # the textbook scheme needs is within 4x of every row, so the default runs Metropolis HMC
     X, y = cancer
-    est, _ = _fit(BayesianLogisticRegression(random_state=0, n_warmup=50, n_draws=50,
-                                             max_doublings=0), X, y)
-    assert est.diagnostics_["sampler"] == "hmc" and est.diagnostics_["batch_size"] == len(y)
+    for seed in (0, 5, 12):
+        est, _ = _fit(BayesianLogisticRegression(random_state=seed, n_warmup=50, n_draws=50,
+                                                 max_doublings=0), X, y)
+        assert est.diagnostics_["sampler"] == "hmc" and est.diagnostics_["batch_size"] == len(y)
     sghmc, _ = _fit(clone(est).set_params(sampler="sghmc"), X, y)
     assert sghmc.diagnostics_["batch_size"] == len(y)  # the exact gradient, no subtraction
     assert sghmc.diagnostics_["gradient_noise_left"] is None

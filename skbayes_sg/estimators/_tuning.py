@@ -47,6 +47,9 @@ _PILOT_POSITIONS, _PILOT_ESTIMATES = 16, 8
 # Where the sampler subtracts the measured noise, the rule sees the error of the measurement:
 # 4x the estimates halve it (softmax 10 x 1,000: 22% -> 11% of the noise; batch 1,600 -> 800).
 _SUBTRACT_ESTIMATES = 32
+# batch_size="auto" takes every row (the exact gradient; Metropolis HMC for sampler="auto") when
+# the textbook scheme's batch is within this factor of N
+_EXACT_WITHIN = 4
 # batch_size="auto": start here, double while the gradient noise binds the auto step, stop here
 AUTO_BATCH, AUTO_BATCH_MAX = 100, 1600
 
@@ -185,11 +188,12 @@ def tune(sampler, strategy, posterior, laplace, precond, *, batch_size, step_siz
     The estimator is built at ``batch_size`` (``AUTO_BATCH`` for ``"auto"``, at most ``N``); with
     ``batch_size="auto"`` (and the automatic step of an SG sampler) it is rebuilt once at the
     batch :func:`auto_batch_size` picks -- all the rows when the batch the textbook scheme would
-    need (without subtracting the noise) is at least half of them: the gradient is then exact
-    for at most twice the cost, and on such small data the posterior is far enough from Gaussian
-    that a large step without a Metropolis test makes tail excursions (breast cancer, 569 rows:
-    sd ratios up to 1.43 when the subtracted noise let the batch stay at 200) -- the cost of both
-    builds and pilots counted.
+    need (without subtracting the noise) is at least a quarter of them (``_EXACT_WITHIN``): the
+    gradient is then exact for at most four times the cost, and on such small data the
+    posterior can be far enough from Gaussian that a large step without a Metropolis test makes
+    tail excursions (breast cancer, 569 rows: sd ratios up to 1.43 in 2 of 20 seeds where the
+    subtracted noise let the batch stay at 200 < 569 / 2) -- the cost of both builds and pilots
+    counted.
 
     Returns
     -------
@@ -218,8 +222,8 @@ def tune(sampler, strategy, posterior, laplace, precond, *, batch_size, step_siz
         b_auto = auto_batch_size(sampler, lam_max, nu, b, max(b, cap), lam_min=lam_min,
                                  subtract=subtract(estimator))
         b_plain = auto_batch_size(sampler, lam_max, nu, b, max(b, cap), lam_min=lam_min)
-        if b_plain > b and 2 * b_plain >= posterior.n_rows:  # within 2x of every row: take them
-            b_auto = min(posterior.n_rows, strategy.max_batch_size(posterior.n_rows))  # all
+        if b_plain > b and _EXACT_WITHIN * b_plain >= posterior.n_rows:  # take every row
+            b_auto = min(posterior.n_rows, strategy.max_batch_size(posterior.n_rows))
         if b_auto != b:
             evals += estimator.preprocessing_evals
             estimator = strategy.build(posterior, laplace, batch_size=b_auto,
