@@ -1,5 +1,7 @@
 """The step-size and batch-size rules of `estimators/_tuning.py` against the closed forms."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -90,12 +92,16 @@ def test_curvature_pilot_of_a_glm_is_not_inflated_by_a_small_subsample():
     mode = find_mode(post, rng).theta
     lap, _ = laplace_at(post, mode, "diagonal")
     precond = diagonal(lap.variances)
-    exact = whitened_curvature(full_hessian(post, mode), precond)[0]
-    lam, evals = power_curvature(post, mode, precond, np.random.default_rng(1), n_iter=40)
-    assert evals == 80 * n
+    exact, exact_min = whitened_curvature(full_hessian(post, mode), precond)
+    lam, none, evals = power_curvature(post, mode, precond, np.random.default_rng(1), n_iter=40)
+    assert evals == 80 * n and none is None
     assert 0.9 * exact < lam <= 1.001 * exact
-    small, _ = power_curvature(post, mode, precond, np.random.default_rng(1), n_iter=40,
-                               n_rows=300)
+    _, lowest, evals = power_curvature(post, mode, precond, np.random.default_rng(1), n_iter=40,
+                                       lowest=True)
+    assert evals == 160 * n
+    assert exact_min <= lowest < exact_min + 0.2 * (exact - exact_min)  # from above
+    small, _, _ = power_curvature(post, mode, precond, np.random.default_rng(1), n_iter=40,
+                                  n_rows=300)
     assert small > 1.2 * exact  # the inflation this avoids
 
 
@@ -187,3 +193,25 @@ def test_subtracted_noise_allows_a_larger_accurate_step(name):
     uneven = GradientNoise(np.r_[np.full(97, 0.01), np.full(3, 1e3)], np.full(100, 0.005))
     assert best_step(sampler, lam_max, uneven, lam_min=lam_min, subtract=True)[1] == \
         step_rule(sampler, uneven)
+
+
+def test_auto_friction_follows_the_smallest_curvature():
+    from skbayes_sg import BayesianLogisticRegression
+    from skbayes_sg.estimators._tuning import auto_friction
+
+    assert auto_friction(None) == 1.0 and auto_friction(1.3) == 1.0
+    assert auto_friction(0.49) == pytest.approx(0.7) and auto_friction(0.01) == 0.5
+    # correlated features under a diagonal preconditioner leave small whitened curvatures;
+    # sampler="auto" takes its friction from the smallest, "sghmc" keeps 1
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 8)) + 2.0 * rng.normal(size=(3000, 1))
+    y = (X @ rng.normal(size=8) + rng.logistic(size=3000) > 0).astype(int)
+    fast = dict(n_warmup=20, n_draws=20, n_chains=2, max_doublings=0, random_state=0,
+                preconditioner="diagonal")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        auto = BayesianLogisticRegression(**fast).fit(X, y).diagnostics_
+        given = BayesianLogisticRegression(sampler="sghmc", **fast).fit(X, y).diagnostics_
+    assert auto["sampler"] == "sghmc" and 0.5 <= auto["friction"] < 0.95
+    assert auto["friction"] == pytest.approx(auto_friction(auto["curvature_min"]))
+    assert given["friction"] == 1.0

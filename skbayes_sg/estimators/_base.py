@@ -198,6 +198,7 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
             "converged": verdict.converged,
             "convergence_problems": verdict.problems,
             "sampler": prep.sampler.name,
+            "friction": getattr(prep.sampler, "friction", None),
             "step_size": float(np.mean(steps)),
             "step_size_per_chain": steps,
             "auto_step_size": prep.tuning.auto_step_size,
@@ -213,6 +214,7 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
             "gradient_noise_left": prep.info["gradient_noise_left"],
             "batch_size": prep.info["batch_size"],
             "curvature": prep.info["curvature"],
+            "curvature_min": prep.info["curvature_min"],
             **info,
         }
         if raw is not verdict:  # judged on functions of the parameters (see _judge)

@@ -7,11 +7,13 @@ default=see signature
         :mod:`skbayes_sg.samplers` (e.g. ``SGHMC(friction=0.5)``).  ``"hmc"``
         (full gradient, Metropolis-corrected, dual-averaging warm-up) needs
         ``subsampling="full"`` (or ``"compressed"``).  ``"auto"`` (the GLM default) runs
-        ``"sghmc"``, except when the minibatch reaches every row (small data, or a noisy problem
-        whose automatic batch grows to ``N``): the gradient is then exact and ``"hmc"`` with
-        ``subsampling="full"`` runs instead, whose Metropolis test removes the discretisation
-        error and the rare tail excursions of a full-batch diffusion.  The sampler that ran is
-        ``diagnostics_["sampler"]``.
+        ``"sghmc"``, with its friction ``sqrt(lam_min)`` within ``[0.5, 1]`` for the smallest
+        measured curvature ``lam_min`` of the preconditioned posterior (1 for an exact Laplace;
+        ``diagnostics_["friction"]``), except when the minibatch reaches every row (small
+        data, or a noisy problem whose automatic batch grows to ``N``): the gradient is then
+        exact and ``"hmc"`` with ``subsampling="full"`` runs instead, whose Metropolis test
+        removes the discretisation error and the rare tail excursions of a full-batch
+        diffusion.  The sampler that ran is ``diagnostics_["sampler"]``.
     subsampling : str or strategy object, default=see signature
         Gradient estimator, a string shortcut or an object from
         :mod:`skbayes_sg.subsampling` (e.g. ``ControlVariates()``).  The GLM
@@ -116,7 +118,9 @@ COMMON_ATTRIBUTES = """\
     prior_ : object
         The frozen prior (``value``/``grad`` of ``-log p(theta)``).
     preprocessing_ : dict
-        What the preprocessing produced: ``"preprocessing_grad_evals"``, ``"curvature"``,
+        What the preprocessing produced: ``"preprocessing_grad_evals"``,
+        ``"curvature"`` / ``"curvature_min"`` (extreme eigenvalues of the preconditioned
+        Hessian at the mode; the smallest is None for the MLP),
         ``"gradient_noise"`` (whitened variance per coordinate, 95% quantile),
         ``"gradient_noise_left"`` (what remains once ``step_size="auto"`` has SGLD or SGHMC
         subtract the measured noise from the noise they inject; None otherwise),

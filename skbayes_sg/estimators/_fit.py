@@ -87,7 +87,8 @@ def prepare(posterior, sampler, strategy, *, batch_size, step_size, precondition
             mode.hessian, mode.hessian_rows)
         precond = identity() if preconditioner is None else from_laplace(laplace)
         estimator, tuning = tune(sampler, strategy, posterior, laplace, precond,
-                                 batch_size=batch_size, step_size=step_size, streams=streams)
+                                 batch_size=batch_size, step_size=step_size, streams=streams,
+                                 choose_friction=exact_switch)
         if exact_switch and tuning.batch_size >= posterior.n_rows and not estimator.exact:
             sampler = SAMPLERS["hmc"]()
             spent = tuning.n_grad_evals + estimator.preprocessing_evals
@@ -98,6 +99,7 @@ def prepare(posterior, sampler, strategy, *, batch_size, step_size, precondition
     evals = (mode.n_grad_evals + laplace_evals + tuning.n_grad_evals
              + estimator.preprocessing_evals + start_evals)
     info = {"preprocessing_grad_evals": int(evals), "curvature": tuning.curvature,
+            "curvature_min": tuning.curvature_min,
             "gradient_noise": tuning.gradient_noise, "gradient_noise_left": tuning.noise_left,
             "batch_size": tuning.batch_size,
             "laplace_hessian_rows": laplace.hessian_rows,

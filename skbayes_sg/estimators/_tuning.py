@@ -20,9 +20,11 @@ posterior matters more).  HMC adapts its own step (``sampler.adapts_step_size``)
 Subtracting the measured noise
 ------------------------------
 SGLD and SGHMC inject Gaussian noise of known variance each step; the minibatch gradient adds
-its own, measured per whitened coordinate by the pilot.  With ``step_size="auto"`` on a
-posterior whose chains run where the pilot measured (every model but the MLP, whose chains
-start at other modes) the sampler injects that much less (``noise_correction``, Chen et al.'s
+its own, measured per whitened coordinate by the pilot.  With ``step_size="auto"`` on at least
+``_SUBTRACT_MIN_ROWS`` rows (below, the posterior can be far from Gaussian, and the large steps
+this allows make tail excursions without a Metropolis test) of a posterior whose chains run
+where the pilot measured (every model but the MLP, whose chains start at other modes) the
+sampler injects that much less (``noise_correction``, Chen et al.'s
 ``B-hat``), so the step's total variance is the exact dynamics' one and the step-size rule sees
 only what the correction gets wrong: the estimation error of the measured variance, of either
 sign (half the difference of the two halves of the pilot positions), which is several times
@@ -38,8 +40,8 @@ import numpy as np
 from ..preprocessing import (GradientNoise, gradient_noise, power_curvature, subsample_hessian,
                              whitened_curvature)
 
-__all__ = ["AUTO_BATCH", "AUTO_BATCH_MAX", "Tuning", "auto_batch_size", "auto_step_size",
-           "best_step", "step_rule", "tune", "variance_error"]
+__all__ = ["AUTO_BATCH", "AUTO_BATCH_MAX", "Tuning", "auto_batch_size", "auto_friction",
+           "auto_step_size", "best_step", "step_rule", "tune", "variance_error"]
 
 # Gradient-noise pilot: the CV noise grows like ||theta - mode||^2, so its mean over
 # the Laplace draws needs many positions (4 gave a 6x spread of the auto step).
@@ -47,9 +49,8 @@ _PILOT_POSITIONS, _PILOT_ESTIMATES = 16, 8
 # Where the sampler subtracts the measured noise, the rule sees the error of the measurement:
 # 4x the estimates halve it (softmax 10 x 1,000: 22% -> 11% of the noise; batch 1,600 -> 800).
 _SUBTRACT_ESTIMATES = 32
-# batch_size="auto" takes every row (the exact gradient; Metropolis HMC for sampler="auto") when
-# the textbook scheme's batch is within this factor of N
-_EXACT_WITHIN = 4
+# the measured noise is subtracted from this many rows on (small data: the textbook scheme)
+_SUBTRACT_MIN_ROWS = 10_000
 # batch_size="auto": start here, double while the gradient noise binds the auto step, stop here
 AUTO_BATCH, AUTO_BATCH_MAX = 100, 1600
 
@@ -168,6 +169,8 @@ def auto_batch_size(sampler, lam_max, noise, batch_size, max_batch, *, lam_min=N
 def _curvature(posterior, laplace, precond, rng):
     """``(lam_max, lam_min or None, n_grad_evals)`` of the whitened Hessian at the mode.
 
+    Without a Hessian, power iterations give the largest and, but for the MLP, the smallest.
+
     A Laplace whose Hessian came from a subsample whitens that Hessian exactly, so its spectrum
     says nothing: the extremes are those of a second, independent subsample Hessian of the same
     size, whose error adds to the first's (about sqrt(2) times the true spread around 1: the
@@ -178,52 +181,69 @@ def _curvature(posterior, laplace, precond, rng):
         return (*whitened_curvature(H, precond), evals)
     if laplace.hessian is not None:
         return (*whitened_curvature(laplace.hessian, precond), 0)
-    lam, evals = power_curvature(posterior, laplace.mode, precond, rng)
-    return lam, None, evals
+    return power_curvature(posterior, laplace.mode, precond, rng,
+                           lowest=not posterior.model.random_init)
 
 
-def tune(sampler, strategy, posterior, laplace, precond, *, batch_size, step_size, streams):
+def auto_friction(lam_min):
+    """SGHMC's friction for ``sampler="auto"``: ``sqrt(lam_min)`` within ``[0.5, 1]``.
+
+    With whitened curvatures in ``[lam_min, lam_max]`` the integrated autocorrelation time of a
+    position along ``lam`` is ``gamma / lam`` and that of its square (the folded R-hat, the tail
+    ESS) about ``1 / (2 gamma)``: friction 1 suits an exact Laplace (``lam`` near 1), and a
+    structured one that leaves ``lam_min`` well below 1 (Kronecker softmax 10 x 1,000:
+    ``lam_min`` 0.22) mixes its slowest directions about twice as fast at 0.5 (the worst bulk
+    ESS 1,007 -> 1,745 after three doublings).
+    """
+    return float(np.clip(np.sqrt(lam_min), 0.5, 1.0)) if lam_min is not None else 1.0
+
+
+def tune(sampler, strategy, posterior, laplace, precond, *, batch_size, step_size, streams,
+         choose_friction=False):
     """Build the gradient estimator, measure, pick the batch and the step.
 
     The estimator is built at ``batch_size`` (``AUTO_BATCH`` for ``"auto"``, at most ``N``); with
     ``batch_size="auto"`` (and the automatic step of an SG sampler) it is rebuilt once at the
-    batch :func:`auto_batch_size` picks -- all the rows when the batch the textbook scheme would
-    need (without subtracting the noise) is at least a quarter of them (``_EXACT_WITHIN``): the
-    gradient is then exact for at most four times the cost, and on such small data the
-    posterior can be far enough from Gaussian that a large step without a Metropolis test makes
-    tail excursions (breast cancer, 569 rows: sd ratios up to 1.43 in 2 of 20 seeds where the
-    subtracted noise let the batch stay at 200 < 569 / 2) -- the cost of both builds and pilots
-    counted.
+    batch :func:`auto_batch_size` picks -- all the rows when that batch is at least half of them
+    (the gradient is then exact for twice the cost) -- the cost of both builds and pilots counted.
+    The measured noise is subtracted (``noise_correction``) only from ``_SUBTRACT_MIN_ROWS``
+    rows on: it allows steps as large as the exact gradient's, and on small data the posterior
+    can be far enough from Gaussian that such steps without a Metropolis test make tail
+    excursions (breast cancer, 569 rows: sd ratios up to 1.43 in 2 of 20 seeds at batch 200).
+
+    With ``choose_friction`` (``sampler="auto"``) the SGHMC object of this fit gets
+    :func:`auto_friction` of the measured curvature.
 
     Returns
     -------
     estimator : GradientEstimator
     tuning : Tuning
     """
-    b = min(AUTO_BATCH if batch_size == "auto" else int(batch_size), posterior.n_rows)
+    N = posterior.n_rows
+    b = min(AUTO_BATCH if batch_size == "auto" else int(batch_size), N)
     estimator = strategy.build(posterior, laplace, batch_size=b, rng=streams.child("strategy"))
     lam_max, lam_min, evals = _curvature(posterior, laplace, precond, streams.child("curvature"))
+    if choose_friction and sampler.name == "sghmc" and not posterior.model.random_init:
+        sampler.set_params(friction=auto_friction(lam_min))  # this fit's own copy
     pilot_rng = streams.child("pilot")
     positions = laplace.draws(pilot_rng, _PILOT_POSITIONS)
-
-    def subtract(est):  # the pilot's Laplace draws are where the chains run: one mode
-        return sampler.can_subtract_noise(est) and not posterior.model.random_init
+    # the pilot's Laplace draws are where the chains run: one mode (not the MLP)
+    subtract = (sampler.can_subtract_noise(estimator) and not posterior.model.random_init
+                and N >= _SUBTRACT_MIN_ROWS)
 
     def noise(est):
         return gradient_noise(est.pilot(), pilot_rng.spawn(_PILOT_POSITIONS), positions, precond,
-                              n_estimates=_SUBTRACT_ESTIMATES if subtract(est) else
-                              _PILOT_ESTIMATES)
+                              n_estimates=_SUBTRACT_ESTIMATES if subtract else _PILOT_ESTIMATES)
 
     nu, more = noise(estimator)
     evals += more
     if batch_size == "auto" and step_size == "auto" and not (
             estimator.exact or sampler.adapts_step_size):
-        cap = min(AUTO_BATCH_MAX, posterior.n_rows, strategy.max_batch_size(posterior.n_rows))
+        cap = min(AUTO_BATCH_MAX, N, strategy.max_batch_size(N))
         b_auto = auto_batch_size(sampler, lam_max, nu, b, max(b, cap), lam_min=lam_min,
-                                 subtract=subtract(estimator))
-        b_plain = auto_batch_size(sampler, lam_max, nu, b, max(b, cap), lam_min=lam_min)
-        if b_plain > b and _EXACT_WITHIN * b_plain >= posterior.n_rows:  # take every row
-            b_auto = min(posterior.n_rows, strategy.max_batch_size(posterior.n_rows))
+                                 subtract=subtract)
+        if b_auto > b and 2 * b_auto >= N:  # within 2x of every row: take them all
+            b_auto = min(N, strategy.max_batch_size(N))
         if b_auto != b:
             evals += estimator.preprocessing_evals
             estimator = strategy.build(posterior, laplace, batch_size=b_auto,
@@ -231,9 +251,9 @@ def tune(sampler, strategy, posterior, laplace, precond, *, batch_size, step_siz
             (nu, more), b = noise(estimator), b_auto
             evals += more
     if estimator.exact:  # every row each step, whatever batch the strategy was built at
-        b = posterior.n_rows
+        b, subtract = N, False
     return estimator, _decide(sampler, estimator, nu, (lam_max, lam_min), step_size, b, evals,
-                              subtract(estimator))
+                              subtract)
 
 
 def _decide(sampler, estimator, noise, curvature, step_size, batch_size, evals, subtract):

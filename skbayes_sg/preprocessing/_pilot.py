@@ -98,16 +98,20 @@ def pilot_rows(posterior):
     return min(m, posterior.n_rows)
 
 
-def power_curvature(posterior, mode, precond, rng, *, n_iter=20, n_rows=None, eps=1e-4):
+def power_curvature(posterior, mode, precond, rng, *, n_iter=20, n_rows=None, eps=1e-4,
+                    lowest=False):
     """Largest eigenvalue of the preconditioned Hessian at ``mode`` by power iteration.
 
     Hessian-vector products are central differences of the exact gradient on a random subsample of
     ``n_rows`` rows (scaled to the full data; default :func:`pilot_rows`), so no ``p x p`` matrix
-    is formed (the MLP).
+    is formed (the MLP).  With ``lowest``, ``n_iter`` more products on ``s I - L^T H L``
+    (``s`` just above the largest) give the smallest too; a few iterations overestimate it.
 
     Returns
     -------
     lam_max : float
+    lam_min : float or None
+        Only with ``lowest``.
     n_grad_evals : int
     """
     N = posterior.n_rows
@@ -119,11 +123,20 @@ def power_curvature(posterior, mode, precond, rng, *, n_iter=20, n_rows=None, ep
         g = sub.full_grad(np.stack([mode + step, mode - step]))
         return precond.to_u((g[0] - g[1])[None, :] / (2 * eps))[0]
 
-    v = rng.standard_normal(mode.shape[0])
-    lam = 1.0
+    lam = max(_power(hvp_u, rng.standard_normal(mode.shape[0]), n_iter), 1e-12)
+    if not lowest:
+        return lam, None, 2 * n_iter * sub.n_rows
+    shift = 1.05 * lam
+    top = _power(lambda v: shift * v - hvp_u(v), rng.standard_normal(mode.shape[0]), n_iter)
+    return lam, float(np.clip(shift - top, 1e-12, lam)), 4 * n_iter * sub.n_rows
+
+
+def _power(operator, v, n_iter):
+    """Rayleigh quotient after ``n_iter`` power iterations of a symmetric ``operator``."""
+    value = 1.0
     for _ in range(n_iter):
         v /= np.linalg.norm(v)
-        hv = hvp_u(v)
-        lam = float(v @ hv)
-        v = hv
-    return max(lam, 1e-12), 2 * n_iter * sub.n_rows
+        w = operator(v)
+        value = float(v @ w)
+        v = w
+    return value
