@@ -108,7 +108,7 @@ def auto_step_size(sampler, lam_max, nu, *, lam_min=None, n_data=1, tol=0.05, ma
                 variance = sampler.stationary_variance(grid, lam, noise)
                 bad |= ~(np.abs(lam * variance - 1.0) <= tol)
     first_bad = int(np.argmax(bad)) if bad.any() else grid.size
-    best = float(grid[first_bad - 1]) if first_bad > 0 else grid[0]
+    best = float(grid[first_bad - 1] if first_bad > 0 else grid[0])
     return best * sampler.step_scale(lam_max, nu, n_data)
 
 
