@@ -270,9 +270,9 @@ def _decide(sampler, estimator, noise, curvature, step_size, batch_size, evals, 
     else:
         auto, rule = best_step(sampler, lam_max, noise, lam_min=lam_min, n_data=n_data,
                                subtract=subtract and step_size == "auto")
-    subtract = rule["nu_low"] is not None
+    used = rule["nu_low"] is not None  # the subtracting rule gave the larger step
     h = auto if step_size == "auto" else float(step_size)
     error = variance_error(sampler, h, lam_max, rule["nu"], lam_min=lam_min, n_data=n_data,
                            nu_low=rule["nu_low"])
     return Tuning(h, int(batch_size), noise.level(), lam_max, lam_min, int(evals), error, auto,
-                  noise.variance if subtract else None, rule["nu"] if subtract else None)
+                  noise.variance if used else None, rule["nu"] if used else None)

@@ -55,8 +55,10 @@ class BaseSampler(ParamsMixin):
 
     Capabilities are class attributes: ``needs_exact_gradient`` (HMC: the estimator must be exact
     and provide ``potential``), ``adapts_step_size`` (HMC: dual averaging from
-    ``initial_step_size(lam_max)``) and ``couples_index`` (SGLD, SGHMC and SGNHT can pick among
-    ``estimator.n_candidates > 1`` gradients, EWSG).  Subclasses implement
+    ``initial_step_size(lam_max)``), ``couples_index`` (SGLD, SGHMC and SGNHT can pick among
+    ``estimator.n_candidates > 1`` gradients, EWSG) and ``subtracts_noise`` (SGLD, SGHMC: a
+    ``noise_correction`` for :meth:`build_kernel`, sized by ``subtractable_noise(h)``).
+    Subclasses implement
     ``_build(estimator, h, precond) -> Kernel``, which :meth:`build_kernel` calls after checking
     the hyperparameters and the estimator.
     """
@@ -65,6 +67,7 @@ class BaseSampler(ParamsMixin):
     needs_exact_gradient = False
     adapts_step_size = False
     couples_index = False
+    subtracts_noise = False
 
     def build_kernel(self, estimator, step_size, precond, noise_correction=None):
         """Return a :class:`Kernel` for ``estimator`` at ``step_size`` with ``precond``.
@@ -93,17 +96,14 @@ class BaseSampler(ParamsMixin):
         return self._build(estimator, h, precond, keep=keep)
 
     def subtractable_noise(self, h):
-        """Gradient-noise variance (whitened, per coordinate) equal to one step's injected noise.
-
-        ``None`` where the sampler cannot subtract measured noise from what it injects (pSGLD,
-        SGNHT, whose thermostat absorbs it, HMC).  See :meth:`build_kernel`.
-        """
-        return None
+        """Gradient-noise variance (whitened, per coordinate) equal to one step's injected noise
+        (samplers with ``subtracts_noise``; not pSGLD, SGNHT, whose thermostat absorbs the
+        noise, or HMC).  See :meth:`build_kernel`."""
+        raise NotImplementedError(f"{type(self).__name__} does not subtract gradient noise.")
 
     def can_subtract_noise(self, estimator):
         """Whether :meth:`build_kernel` takes a ``noise_correction`` for ``estimator``."""
-        return (self.subtractable_noise(1.0) is not None and not estimator.exact
-                and estimator.n_candidates == 1)
+        return self.subtracts_noise and not estimator.exact and estimator.n_candidates == 1
 
     def stationary_variance(self, h, lam, nu):
         """Stationary variance of the scheme on ``U = lam u^2 / 2``.

@@ -82,7 +82,7 @@ class SGLD(_Overdamped):
     """
 
     name = "sgld"
-    couples_index = True
+    couples_index = subtracts_noise = True
 
     def __init__(self):
         pass

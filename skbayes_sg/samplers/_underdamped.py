@@ -118,6 +118,7 @@ class SGHMC(Underdamped):
     """
 
     name, coefficient = "sghmc", "friction"
+    subtracts_noise = True
     _parameter_constraints = {"friction": POSITIVE}
 
     def __init__(self, friction=1.0):
