@@ -39,6 +39,17 @@ def test_autocorrelation_matches_direct_sum():
     assert np.allclose(batched, direct[None, :], atol=1e-12)
 
 
+def test_mean_autocovariance_is_the_chains_mean_of_direct_sums():
+    # the ESS averages the chains' spectra before one inverse FFT per parameter
+    from skbayes_sg.diagnostics._autocorr import mean_autocovariance
+
+    x = np.random.default_rng(3).standard_normal((3, 37, 2)) + [0.0, 5.0]
+    xc = x - x.mean(axis=1, keepdims=True)
+    direct = np.array([[[xc[c, : 37 - t, j] @ xc[c, t:, j] / 37 for j in range(2)]
+                        for t in range(37)] for c in range(3)]).mean(axis=0)
+    assert np.allclose(mean_autocovariance(x), direct, atol=1e-12)
+
+
 def test_ar1_autocorrelation_and_integrated_time():
     rho = 0.9
     x = ar1(np.random.default_rng(2), rho, 4, 5000)

@@ -1,15 +1,37 @@
 """Autocovariance, autocorrelation and integrated autocorrelation time of chains.
 
-All estimates use the FFT of the mean-centred series, zero-padded to at least
-twice its length so that the circular correlation equals the linear one, and
+All estimates use the FFT of the mean-centred series, zero-padded to a power of two at
+least twice its length so that the circular correlation equals the linear one, and
 the biased normalisation ``1/n`` at every lag (the estimator that keeps the
 autocovariance sequence positive semi-definite, as Geyer's ESS requires).
 """
 
 import numpy as np
-from scipy.fft import irfft, next_fast_len, rfft
 
-__all__ = ["autocovariance", "autocorrelation", "integrated_time"]
+__all__ = ["autocorrelation", "autocovariance", "integrated_time", "mean_autocovariance"]
+
+
+def _power(x):
+    """``(|FFT|^2 of the centred series along the last axis, n, n_fft)``; ``n_fft`` is the
+    power of two at or above ``2 n`` (no wrap-around of the circular correlation).
+
+    numpy's FFT on C-contiguous rows: on 408 series of 500 draws (4 split chains x 51
+    parameters) scipy's took 4.5 ms per transform and numpy's 1.0-1.3 ms, and ``series - mean``
+    of a moved axis keeps the strided layout, so the rows are made contiguous first.
+    """
+    n = x.shape[-1]
+    centred = np.ascontiguousarray(x - x.mean(axis=-1, keepdims=True))
+    n_fft = 1 << (2 * n - 1).bit_length()
+    spec = np.fft.rfft(centred, n=n_fft, axis=-1)
+    power = np.multiply(spec.real, spec.real)
+    power += spec.imag * spec.imag
+    return power, n, n_fft
+
+
+def _from_power(power, n, n_fft):
+    acov = np.fft.irfft(power, n=n_fft, axis=-1)[..., :n]
+    acov /= n
+    return acov
 
 
 def autocovariance(x, axis=-1):
@@ -29,7 +51,7 @@ def autocovariance(x, axis=-1):
 
     Notes
     -----
-    The series is padded with zeros to ``next_fast_len(2 n)`` before the real
+    The series is padded with zeros to a power of two at least ``2 n`` before the real
     FFT, so the wrap-around of the circular correlation never mixes lags.
 
     References
@@ -39,16 +61,19 @@ def autocovariance(x, axis=-1):
     """
     x = np.asarray(x, dtype=float)
     axis = axis % x.ndim
-    n = x.shape[axis]
-    series = np.moveaxis(x, axis, -1)  # FFTs along the contiguous last axis: ~2x faster
-    centred = series - series.mean(axis=-1, keepdims=True)
-    n_fft = next_fast_len(2 * n, real=True)
-    spec = rfft(centred, n=n_fft, axis=-1)
-    power = np.multiply(spec.real, spec.real)
-    power += spec.imag * spec.imag
-    acov = irfft(power, n=n_fft, axis=-1)[..., :n]
-    acov /= n
+    acov = _from_power(*_power(np.moveaxis(x, axis, -1)))
     return np.moveaxis(acov, -1, axis)
+
+
+def mean_autocovariance(x):
+    """The chains' mean autocovariance ``(n, k)`` of draws ``x (m, n, k)``.
+
+    Equal to ``autocovariance(x, axis=1).mean(axis=0)``: the inverse transform is linear, so the
+    power spectra are averaged over the chains first and only ``k`` series are transformed back
+    instead of ``m k``.
+    """
+    power, n, n_fft = _power(np.moveaxis(np.asarray(x, dtype=float), 1, -1))
+    return _from_power(power.mean(axis=0), n, n_fft).T
 
 
 def autocorrelation(x, axis=-1):

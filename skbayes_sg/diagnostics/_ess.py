@@ -16,7 +16,7 @@ import numpy as np
 from scipy.special import ndtri
 
 from ..utils import blas_threads, one_blas_thread
-from ._autocorr import autocovariance
+from ._autocorr import mean_autocovariance
 
 __all__ = ["effective_sample_size"]
 
@@ -172,7 +172,7 @@ def _geyer_ess(x):
     """
     m, n, k = x.shape
     total = m * n
-    mean_acov = autocovariance(x, axis=1).mean(axis=0)  # (n, k)
+    mean_acov = mean_autocovariance(x)  # (n, k)
     within = mean_acov[0] * n / (n - 1.0)
     var_plus = mean_acov[0].copy()
     if m > 1:
