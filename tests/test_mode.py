@@ -308,6 +308,25 @@ def test_warm_newton_takes_one_hessian_pass(problem, monkeypatch, name, weighted
     np.testing.assert_allclose(warm.hessian, full_hessian(pb, warm.theta), rtol=2e-3)
 
 
+@pytest.mark.parametrize("name, weighted", [("binary", False), ("linear_inferred", True)])
+def test_the_warm_start_starts_from_a_smaller_subsample(problem, monkeypatch, name, weighted):
+    # the warm subsample's Newton starts from the mode of a quarter or less of its rows, so its
+    # own exact Hessian is computed once (oracle: its mode from the model's start)
+    pb = problem(name, weighted, n=8000)
+    monkeypatch.setattr(_mode, "_WARM_ROWS", 2000)
+    monkeypatch.setattr(_mode, "_HESSIAN_ROWS_PER_PARAM", 1)
+    monkeypatch.setattr(_mode, "_FIRST_ROWS", 500)
+    calls = _count_newton_passes(monkeypatch)
+    theta0, hessian0, evals, warm = _mode._warm_start(pb, np.random.default_rng(0))
+    assert warm.n_rows == 2000 and [n for n, h in calls if h].count(2000) == 1
+    assert {n for n, h in calls} == {500, 2000}
+    assert evals == sum(n * (1 + h) for n, h in calls)
+    cold = newton_mode(warm, tol=_mode._WARM_TOL)
+    d = theta0 - cold.theta
+    assert d @ cold.hessian @ d < _mode._WARM_TOL * pb.model.n_params
+    np.testing.assert_allclose(hessian0, full_hessian(warm, theta0), rtol=1e-6)
+
+
 def _count_newton_passes(monkeypatch):
     """``[(rows, hessian), ...]`` of every ``Posterior.newton_terms`` call from now on."""
     calls, original = [], Posterior.newton_terms
