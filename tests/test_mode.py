@@ -316,6 +316,7 @@ def test_the_warm_start_starts_from_a_smaller_subsample(problem, monkeypatch, na
     monkeypatch.setattr(_mode, "_WARM_ROWS", 2000)
     monkeypatch.setattr(_mode, "_HESSIAN_ROWS_PER_PARAM", 1)
     monkeypatch.setattr(_mode, "_FIRST_ROWS", 500)
+    monkeypatch.setattr(_mode, "_FIRST_ROWS_PER_PARAM", 1)
     calls = _count_newton_passes(monkeypatch)
     theta0, hessian0, evals, warm = _mode._warm_start(pb, np.random.default_rng(0))
     assert warm.n_rows == 2000 and [n for n, h in calls if h].count(2000) == 1

@@ -28,7 +28,7 @@ _FIRST_ROWS, _FIRST_ROWS_PER_PARAM = 4096, 64
 # the subsample's mode need not be exact: it is about sqrt(N / m) sd from the full one
 _WARM_TOL = 1e-6
 # Above 4x max(_WARM_ROWS, _HESSIAN_ROWS_PER_PARAM * p) rows, the Hessian at the mode is estimated
-# on that many uniform rows (scaled to N) instead of a full pass: it only shapes the preconditioner
+# on that many uniform rows (scaled to N; the warm start's) instead of a full pass: it only shapes the preconditioner
 # and the chains' starts (the chains sample the exact posterior whatever it is), its relative
 # error is about 2 / sqrt(400) = 0.1 in the worst direction, and the full pass is compute-bound
 # (n p^2 products: on 10^6 x 50 float32 rows 134 ms, ten times a pass over X).
@@ -53,8 +53,8 @@ def find_mode(posterior, rng, *, max_iter=None):
     full-batch L-BFGS when Newton cannot proceed; larger GLMs use L-BFGS; models that declare
     ``random_init`` (the MLP) a few epochs of minibatch Adam from their random initialisation.
     ``hessian`` is Newton's Hessian at the mode, or None; above ``4 * hessian_rows`` rows (of a
-    posterior with ``cheap_subsets``) it is estimated on a subsample of ``hessian_rows`` rows
-    (:func:`subsample_hessian`, ``ModeResult.hessian_rows``) and Newton stops at the looser
+    posterior with ``cheap_subsets``) it is estimated on the warm start's subsample, of
+    ``hessian_rows`` rows (``ModeResult.hessian_rows``), and Newton stops at the looser
     ``_SAMPLED_TOL``.
     """
     if posterior.model.random_init:
@@ -78,7 +78,8 @@ def find_mode(posterior, rng, *, max_iter=None):
 
 
 def hessian_rows(posterior):
-    """Rows of a subsample Hessian (:func:`subsample_hessian`): ``max(65,536, 400 p)``."""
+    """Rows of a subsample Hessian (the warm start's, :func:`subsample_hessian`'s):
+    ``max(65,536, 400 p)``."""
     return max(_WARM_ROWS, _HESSIAN_ROWS_PER_PARAM * posterior.model.n_params)
 
 
@@ -96,12 +97,14 @@ def _warm_start(posterior, rng):
 
     The subsample's likelihood is scaled by ``N / m`` (weights), so its mode is within about
     ``sqrt(N / m)`` posterior sd of the full mode and its Hessian estimates the full one.  It has
-    :func:`hessian_rows` rows when ``N`` is at least four times that, so that :func:`find_mode`
-    estimates the Hessian at the mode on the same rows (no second gather), else ``_WARM_ROWS``.
-    Newton on it starts from the mode of a smaller subsample (:func:`_staged_newton`).
+    :func:`hessian_rows` rows where :func:`find_mode` estimates the Hessian at the mode on a
+    subsample (``cheap_subsets`` and ``N`` at least four times that): on these same rows, with no
+    second gather.  Else ``_WARM_ROWS``.  Newton on it starts from the mode of a smaller
+    subsample (:func:`_staged_newton`).
     """
     N, m = posterior.n_rows, hessian_rows(posterior)
-    m = m if N >= 4 * m else _WARM_ROWS
+    if not (posterior.cheap_subsets and N >= 4 * m):
+        m = _WARM_ROWS
     if N < 4 * m:
         return None, None, 0, None
     warm = posterior.subset(np.sort(rng.choice(N, size=m, replace=False)))
