@@ -47,7 +47,8 @@ def run_chains(sampler, estimator, theta0, noise_rngs, index_rngs, *, step_size,
     ----------
     sampler : BaseSampler
     estimator : GradientEstimator
-        Built by a subsampling strategy: ``init(rngs, theta)``,
+        Built by a subsampling strategy: ``init(rngs, theta)`` (``init(rngs, theta, n_steps=...)``,
+        the steps this run takes, when it declares ``plans_ahead``),
         ``estimate(rngs, theta, state)`` (``candidates`` for EWSG),
         ``exact``, ``n_data``, ``n_candidates`` (``potential`` when exact).
     theta0 : ndarray of shape (C, p)
@@ -76,7 +77,9 @@ def run_chains(sampler, estimator, theta0, noise_rngs, index_rngs, *, step_size,
     index_rngs = tuple(index_rngs)
     kernel = sampler.build_kernel(estimator, step_size, precond, noise_correction)
     state = kernel.init(theta0, noise_rngs)
-    est_state = estimator.init(index_rngs, state.position)
+    ahead = getattr(estimator, "plans_ahead", False)
+    plan = {"n_steps": n_warmup + n_draws * thin} if ahead else {}
+    est_state = estimator.init(index_rngs, state.position, **plan)
     draws = np.empty((C, n_draws, p))
     ctx = _Context(kernel, noise_rngs, index_rngs, precond, theta0, progress,
                    chain_ids if chain_ids is not None else range(C))
