@@ -151,31 +151,3 @@ def test_blocks_grow_from_eight_steps_so_short_runs_draw_few_indices(rngs_for):
         _, _, state = sampler.draw(rngs, None, state)
         sizes.append(state[0].shape[0])
     assert sizes[0] == 8 and sizes[8] == 16 and sizes[-1] == 32
-
-
-@pytest.mark.parametrize("make", [lambda: UniformIndex(10_000, 10),
-                                  lambda: WeightedIndex(np.linspace(1, 2, 10_000), 10)],
-                         ids=["uniform", "weighted"])
-def test_blocks_drawn_ahead_are_the_blocks_drawn_in_line(make):
-    # with the run's length the blocks after the first come from a worker thread: the same
-    # draws (oracle: in line), and no block past the announced steps (blocks of 8, 16, 32, 64
-    # cover 100 steps: the streams end where drawing those four in line leaves them)
-    def run(n_steps, steps):
-        sampler, rngs = make(), [np.random.default_rng(s) for s in (3, 4)]
-        state, out = sampler.init(rngs, 2, n_steps=n_steps), []
-        assert (state[-1] is None) == (n_steps is None)
-        for _ in range(steps):
-            idx, w, state = sampler.draw(rngs, None, state)
-            out.append((idx.copy(), w))
-        return out, [r.bit_generator.state for r in rngs]
-
-    inline, inline_state = run(None, 100)
-    ahead, ahead_state = run(100, 100)
-    assert ahead_state == inline_state
-    for (i1, w1), (i2, w2) in zip(inline, ahead):
-        np.testing.assert_array_equal(i1, i2)
-        assert (w1 is None and w2 is None) or np.array_equal(w1, w2)
-    # past the announced steps the next block is drawn in line, still the same
-    longer, _ = run(100, 130)
-    np.testing.assert_array_equal(np.array([i for i, _ in longer]),
-                                  np.array([i for i, _ in run(None, 130)[0]]))

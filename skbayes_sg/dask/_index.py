@@ -61,8 +61,8 @@ class DaskIndex:
         self.gather_rows = int(gather_rows)
         self.weighted = isinstance(inner, WeightTargets)
 
-    def init(self, rngs, n_chains, n_steps=None):
-        """A :class:`_Stream` that starts gathering the first piece (it gathers ahead itself)."""
+    def init(self, rngs, n_chains):
+        """A :class:`_Stream` that starts gathering the first piece."""
         return _Stream(self, rngs, n_chains)
 
     def draw(self, rngs, theta, state):

@@ -28,10 +28,10 @@ _FIRST_ROWS, _FIRST_ROWS_PER_PARAM = 4096, 64
 # the subsample's mode need not be exact: it is about sqrt(N / m) sd from the full one
 _WARM_TOL = 1e-6
 # Above 4x max(_WARM_ROWS, _HESSIAN_ROWS_PER_PARAM * p) rows, the Hessian at the mode is estimated
-# on that many uniform rows (scaled to N; the warm start's) instead of a full pass: it only shapes
-# the preconditioner and the chains' starts (the chains sample the exact posterior whatever it
-# is), its relative error is about 2 / sqrt(400) = 0.1 in the worst direction, and the full pass
-# is compute-bound (n p^2 products: on 10^6 x 50 float32 rows 134 ms, ten times a pass over X).
+# on that many uniform rows (scaled to N; the warm start's) instead of a full pass: it only shapes the preconditioner
+# and the chains' starts (the chains sample the exact posterior whatever it is), its relative
+# error is about 2 / sqrt(400) = 0.1 in the worst direction, and the full pass is compute-bound
+# (n p^2 products: on 10^6 x 50 float32 rows 134 ms, ten times a pass over X).
 _HESSIAN_ROWS_PER_PARAM = 400
 # ... and there the full-data Newton stops at a decrement below _SAMPLED_TOL p (the mode within
 # about 0.01 posterior sd in all, far inside that Hessian's error; the anchor's gradient is exact

@@ -47,8 +47,7 @@ def run_chains(sampler, estimator, theta0, noise_rngs, index_rngs, *, step_size,
     ----------
     sampler : BaseSampler
     estimator : GradientEstimator
-        Built by a subsampling strategy: ``init(rngs, theta)`` (``init(rngs, theta, n_steps=...)``,
-        the steps this run takes, when it declares ``plans_ahead``),
+        Built by a subsampling strategy: ``init(rngs, theta)``,
         ``estimate(rngs, theta, state)`` (``candidates`` for EWSG),
         ``exact``, ``n_data``, ``n_candidates`` (``potential`` when exact).
     theta0 : ndarray of shape (C, p)
@@ -77,9 +76,7 @@ def run_chains(sampler, estimator, theta0, noise_rngs, index_rngs, *, step_size,
     index_rngs = tuple(index_rngs)
     kernel = sampler.build_kernel(estimator, step_size, precond, noise_correction)
     state = kernel.init(theta0, noise_rngs)
-    ahead = getattr(estimator, "plans_ahead", False)
-    plan = {"n_steps": n_warmup + n_draws * thin} if ahead else {}
-    est_state = estimator.init(index_rngs, state.position, **plan)
+    est_state = estimator.init(index_rngs, state.position)
     draws = np.empty((C, n_draws, p))
     ctx = _Context(kernel, noise_rngs, index_rngs, precond, theta0, progress,
                    chain_ids if chain_ids is not None else range(C))

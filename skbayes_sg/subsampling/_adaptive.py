@@ -42,7 +42,7 @@ class AdaptiveSizeIndex(WeightedIndex):
         idx = self.sample(rng, self.n_block)
         return idx, self.inverse(idx), 0
 
-    def init(self, rngs, n_chains, n_steps=None):
+    def init(self, rngs, n_chains):
         """State: one ``(rows, 1 / p, position)`` buffer per chain."""
         return tuple(self._buffer(rng) for rng in rngs)
 

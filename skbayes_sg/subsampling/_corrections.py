@@ -12,7 +12,7 @@ per minibatch row), ``outputs``, ``preprocessing_evals``, ``init(rngs, theta) ->
 ``begin(rngs, theta, state) -> (g_a or None, state, n_evals, at_anchor)`` (``at_anchor``: theta is
 the anchor, so the minibatch sum vanishes and is skipped),
 ``difference(theta, X_B, y_B, w, idx, state, chains) -> (C, p)``, ``evals_per_step(b)`` and
-``pilot()``; ``uses_rngs`` says whether ``begin`` draws from the index streams.
+``pilot()``.
 """
 
 import numpy as np
@@ -52,7 +52,6 @@ class MinibatchSum:
 
     per_row = 1
     offset = None
-    uses_rngs = False  # whether begin() draws from the chains' index streams
 
     def __init__(self, model):
         self.model, self.outputs, self.preprocessing_evals = model, {}, 0

@@ -11,8 +11,7 @@ Every strategy's ``build`` returns one of the two classes here, fully built:
   ``theta_a`` the correction's anchor; plain terms have neither);
 * :class:`ExactGradient` -- ``∇U`` itself (``exact = True``, with ``potential``).
 
-Protocol (what the samplers consume): ``init(rngs, theta) -> state`` (``plans_ahead``: also
-``init(rngs, theta, n_steps=...)`` with the steps the caller will take);
+Protocol (what the samplers consume): ``init(rngs, theta) -> state``;
 ``estimate(rngs, theta, state) -> (g (C, p), state, n_grad_evals)`` with
 ``rngs`` one Generator per chain; ``n_candidates`` and ``candidates(rngs,
 theta, state) -> (G (M, C, p), state, n_grad_evals)``; ``pilot()``; and the
@@ -48,7 +47,6 @@ class _Estimator:
 
     exact = False
     n_candidates = 1
-    plans_ahead = True  # init takes n_steps (run_chains passes it to estimators that say so)
 
     def __init__(self, posterior, *, outputs=None, preprocessing_evals=0):
         self.posterior, self.n_data = posterior, posterior.n_data
@@ -70,7 +68,7 @@ class ExactGradient(_Estimator):
         super().__init__(posterior, **kwargs)
         self.evals_per_step = float(posterior.n_rows)
 
-    def init(self, rngs, theta, n_steps=None):
+    def init(self, rngs, theta):
         """No state."""
         return None
 
@@ -111,16 +109,9 @@ class GradientEstimator(_Estimator):
         self._row_bytes = X.shape[1] * X.dtype.itemsize if wide else None
         self._slices = {}  # minibatch shape -> its chunks (_chunks)
 
-    def init(self, rngs, theta, n_steps=None):
-        """``(index state, terms state)`` for chains ``theta (C, p)``.
-
-        ``n_steps``: the steps the caller will take, if known.  Unless the terms draw from
-        ``rngs`` too (``uses_rngs``: SVRG's anchors), the index sampler then draws its blocks
-        ahead in a worker thread (the same draws, see :class:`~skbayes_sg.subsampling.BlockIndex`).
-        """
-        terms_state = self.terms.init(rngs, theta)
-        ahead = None if n_steps is None or self.terms.uses_rngs else n_steps * self.n_candidates
-        return self.index.init(rngs, theta.shape[0], n_steps=ahead), terms_state
+    def init(self, rngs, theta):
+        """``(index state, terms state)`` for chains ``theta (C, p)``."""
+        return self.index.init(rngs, theta.shape[0]), self.terms.init(rngs, theta)
 
     def estimate(self, rngs, theta, state):
         """``(g (C, p), state, n_grad_evals)``, ``g ≈ ∇U(theta)`` per chain (a fresh float64

@@ -1,14 +1,11 @@
 """Index samplers: which rows each chain looks at in a step.
 
 Protocol (every sampler): attributes ``b`` (nominal minibatch size), ``scale`` (constant factor of
-the summed gradient) and ``ragged``; ``init(rngs, n_chains, n_steps=None) -> state`` (``n_steps``:
-the draws the caller will ask for, when known) and
+the summed gradient) and ``ragged``; ``init(rngs, n_chains) -> state`` and
 ``draw(rngs, theta, state) -> (idx, weight, state)`` with ``idx (C, b)`` (a tuple of per-chain 1-D
 arrays when ``ragged``) and ``weight`` None or shaped like ``idx``, such that
 ``scale * sum_i weight_i ∇f_i`` is unbiased for ``sum_i ∇f_i``.
 """
-
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -120,61 +117,20 @@ class BlockIndex:
 
     def refill(self, rngs, k=0):
         """The ``k``-th block ``(idx (T, C, b), weight or None)`` for all chains."""
-        n_steps, idx = self.block_steps(k), None
-        for c, rng in enumerate(rngs):  # filled chain by chain: no stacked copy
-            part = self.chain_block(rng, n_steps)
-            if idx is None:
-                idx = np.empty((part.shape[0], len(rngs), *part.shape[1:]), part.dtype)
-            idx[:, c] = part
+        n_steps = self.block_steps(k)
+        idx = np.stack([self.chain_block(rng, n_steps) for rng in rngs], axis=1)
         return idx, self.block_weights(idx)
 
-    def init(self, rngs, n_chains, n_steps=None):
-        """State: ``(idx block, weight block or None, position, blocks drawn, ahead)``.
-
-        With ``n_steps`` (the steps the caller will take) the blocks after the first are drawn in
-        a worker thread while the one before is used (``ahead``, a :class:`_Ahead`; None
-        otherwise): the same blocks from the same streams in the same order, so the same draws.
-        """
-        idx, w = self.refill(rngs, 0)
-        ahead = None
-        if n_steps is not None and n_steps > idx.shape[0]:
-            ahead = _Ahead(self, rngs, n_steps - idx.shape[0])
-        return idx, w, 0, 1, ahead
+    def init(self, rngs, n_chains):
+        """State: ``(idx block, weight block or None, position, blocks drawn)``."""
+        return (*self.refill(rngs, 0), 0, 1)
 
     def draw(self, rngs, theta, state):
         """``(idx (C, b), weight (C, b) or None, state)``; ``theta`` is unused."""
-        idx, w, t, k, ahead = state
+        idx, w, t, k = state
         if t == idx.shape[0]:
-            (idx, w), t, k = (self.refill(rngs, k) if ahead is None else ahead.take(k)), 0, k + 1
-        return idx[t], None if w is None else w[t], (idx, w, t + 1, k, ahead)
-
-
-class _Ahead:
-    """Blocks of a :class:`BlockIndex` drawn one ahead in a worker thread, up to ``n_steps``.
-
-    numpy's generators and the blocks' array work release the GIL, so on a second core the
-    draws cost the chains nothing: at 10^6 rows the preferential blocks of 4 chains took 18 us
-    per step of 88.  The worker alone uses the streams while a block is pending; a block beyond
-    ``n_steps`` is drawn in line if asked for.  The thread ends with the state (the executor is
-    collected with it).
-    """
-
-    def __init__(self, index, rngs, n_steps):
-        self.index, self.rngs, self.left = index, rngs, n_steps
-        self.worker, self.pending = ThreadPoolExecutor(max_workers=1), None
-        self._submit(1)
-
-    def _submit(self, k):
-        self.pending = None
-        if self.left > 0:
-            self.left -= self.index.block_steps(k)
-            self.pending = self.worker.submit(self.index.refill, self.rngs, k)
-
-    def take(self, k):
-        """The ``k``-th block; starts drawing the next."""
-        block = self.index.refill(self.rngs, k) if self.pending is None else self.pending.result()
-        self._submit(k + 1)
-        return block
+            (idx, w), t, k = self.refill(rngs, k), 0, k + 1
+        return idx[t], None if w is None else w[t], (idx, w, t + 1, k)
 
 
 class UniformIndex(BlockIndex):
@@ -207,7 +163,7 @@ class AllRows:
     def __init__(self, n_rows):
         self.n_rows = self.b = int(n_rows)
 
-    def init(self, rngs, n_chains, n_steps=None):
+    def init(self, rngs, n_chains):
         """State: the ``(C, n_rows)`` index array every step returns."""
         return np.broadcast_to(np.arange(self.n_rows), (n_chains, self.n_rows))
 

@@ -50,7 +50,7 @@ class RefreshedAnchor(MinibatchSum):
     ``2 b`` (current and anchor gradients of the minibatch, GLMs included).
     """
 
-    per_row, uses_rngs = 2, True
+    per_row = 2
 
     def __init__(self, posterior, mode, n1, tau):
         super().__init__(posterior.model)
@@ -91,7 +91,7 @@ class RefreshedAnchor(MinibatchSum):
 class ResampledAnchor(MinibatchSum):
     """Pilot terms: anchor at the mode, its gradient redrawn on ``m`` rows per call."""
 
-    per_row, uses_rngs = 2, True
+    per_row = 2
 
     def __init__(self, posterior, mode, m):
         super().__init__(posterior.model)
