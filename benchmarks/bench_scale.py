@@ -10,7 +10,8 @@ Synthetic float32 designs of N rows x 50 features, N in {10^5, 10^6, 10^7}:
   assumes -- for ``compressed`` with a fixed radius (``Compressed(radius=0.05)``), so the
   compression ratio is what the data give, not a target.
 
-plus, on the ``gaussian`` design, the library's default fit (``default``: ``preferential_cv``)
+plus, on the ``gaussian`` design, the library's default fit (``default``: ``subsampling="auto"``,
+the strategy it ran in brackets), ``preferential_cv`` (what ``"auto"`` runs below 600,000 rows)
 and scikit-learn's ``LogisticRegression()`` (``sklearn``) for reference.
 
 Each fit runs in a fresh subprocess (``--child``) that generates its data deterministically
@@ -42,8 +43,8 @@ import numpy as np
 
 D, K_CLUSTERS, CLUSTER_SD, N_TEST, RADIUS = 50, 100, 0.02, 20_000, 0.05
 CASES = [("default", "gaussian"), ("sklearn", "gaussian"), ("uniform", "gaussian"),
-         ("stratified", "gaussian"), ("control_variates", "gaussian"), ("compressed", "clustered"),
-         ("compressed", "gaussian")]
+         ("stratified", "gaussian"), ("control_variates", "gaussian"),
+         ("preferential_cv", "gaussian"), ("compressed", "clustered"), ("compressed", "gaussian")]
 PHASES = ("mode", "laplace", "build", "pilots", "rule")
 
 
@@ -125,6 +126,12 @@ def instrument(n_rows):
     return record
 
 
+def label(row):
+    """The case's name, and the strategy ``subsampling="auto"`` ran for ``default``."""
+    ran = row.get("subsampling_run")
+    return f"{row['strategy']} ({ran})" if row["strategy"] == "default" and ran else row["strategy"]
+
+
 def phases(record, prep_seconds, prep_passes):
     """Seconds and passes per phase; ``build`` = tuning minus its pilots and rules."""
     out = {k: list(record[k]) for k in ("mode", "laplace", "pilots", "rule")}
@@ -185,6 +192,7 @@ def child(spec):
             "preprocessing_seconds": d["preprocessing_seconds"],
             "sampling_seconds": d["sampling_seconds"], "data_passes": d["data_passes"],
             "preprocessing_passes": prep_passes, "batch_size": d["batch_size"],
+            "subsampling_run": d.get("subsampling"),
             "n_grad_evals": d["n_grad_evals"],
             "floor_seconds": d["data_passes"] * pass_s,
             "phases": phases(record, d["preprocessing_seconds"], prep_passes),
@@ -247,7 +255,7 @@ def markdown(rows, args, sizes, timeouts, fit):
         vs_floor = "—" if not floor else f"{r['fit_seconds'] / floor:.1f}"
         vs_sk = f"{r['fit_seconds'] / sk[r['n']]:.2f}" if ok and r["n"] in sk else "—"
         load = f"{r['load_before']:.1f} / {r['load_after']:.1f}" if ok else "—"
-        out.append(f"| {r['n']:.0e} | {r['strategy']} | {r['design']} | {r['status']} | "
+        out.append(f"| {r['n']:.0e} | {label(r)} | {r['design']} | {r['status']} | "
                    f"{fmt(r, 'preprocessing_seconds')} | {fmt(r, 'sampling_seconds')} | "
                    f"{fmt(r, 'fit_seconds')} | {fmt(r, 'data_passes')} | {fmt(r, 'batch_size', 'd')} | "
                    f"{bw} | {fmt(r, 'floor_seconds')} | {vs_floor} | {vs_sk} | "
@@ -265,7 +273,7 @@ def markdown(rows, args, sizes, timeouts, fit):
         if r.get("phases"):
             cells = [f"{v[0]:.3g} ({v[1]:.2g})" for v in
                      (r["phases"][k] for k in PHASES + ("other",))]
-            out.append(f"| {r['n']:.0e} | {r['strategy']} | {r['design']} | "
+            out.append(f"| {r['n']:.0e} | {label(r)} | {r['design']} | "
                        + " | ".join(cells) + " |")
     out += ["", "Notes: 'extra / X' near 0 means the fit works on the float32 X in place (chunked); "
             "about 2 means an X-sized float64 temporary (8 bytes vs 4 per entry). The baseline "
@@ -273,7 +281,8 @@ def markdown(rows, args, sizes, timeouts, fit):
             "'Bayes' accuracy uses the true generating coefficients. 'pass ms' is the best of 5 "
             "timed `X.sum()` passes in the fit's process; 'floor' = data passes x that pass; "
             "'load' = the 1-minute load average before / after the fit (2 cores: above ~1 other "
-            "work competed). `default` = the library's defaults (`preferential_cv`); `sklearn` = "
+            "work competed). `default` = the library's defaults (`subsampling=\"auto\"`, the "
+            "strategy it ran in brackets); `sklearn` = "
             "`LogisticRegression()` with its defaults, one BLAS thread. Max R-hat > 1.1 means the "
             "chains did not mix in the default budget (the library warns), so ESS-based "
             "conclusions are not possible for those rows; the posterior mean can still be close "

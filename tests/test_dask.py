@@ -249,3 +249,16 @@ def test_dask_posteriors_keep_the_exact_laplace_hessian():
     # a subset is a row-by-row gather on dask (13 s for 65,536 of 10^8 disk-backed rows), while
     # the Hessian rides on a map-reduce pass: find_mode must not estimate it on a subsample
     assert DaskPosterior.cheap_subsets is False and Posterior.cheap_subsets is True
+
+
+def test_auto_subsampling_switches_on_dask_as_in_memory(client, data):
+    # one pass (12,000 rows) costs more than the base run at batch 100 (2 x 50 x 100): "auto"
+    # tunes uniform control variates first on dask too, and keeps them as in memory
+    X, y, _ = data
+    kw = dict(random_state=0, n_chains=2, n_warmup=10, n_draws=40, max_doublings=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mem = BayesianLogisticRegression(**kw).fit(X, y)
+        dsk = BayesianLogisticRegression(**kw).fit(*_dask(client, X, y))
+    assert mem.diagnostics_["subsampling"] == dsk.diagnostics_["subsampling"] == "control_variates"
+    assert dsk.diagnostics_["batch_size"] == mem.diagnostics_["batch_size"] == 100

@@ -215,3 +215,44 @@ def test_auto_friction_follows_the_smallest_curvature():
     assert auto["sampler"] == "sghmc" and 0.5 <= auto["friction"] < 0.95
     assert auto["friction"] == pytest.approx(auto_friction(auto["curvature_min"]))
     assert given["friction"] == 1.0
+
+
+def test_auto_subsampling_builds_the_curvature_weights_only_where_they_can_pay():
+    # subsampling="auto" is preferential_cv unless one pass over the rows costs at least the base
+    # run at the smallest automatic batch (here 2 chains x 50 steps x 100 rows = 10,000 < N)
+    # and uniform control variates need no larger batch.  Oracles: the explicit strategies
+    import warnings
+
+    from skbayes_sg import BayesianLogisticRegression
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((20_000, 5))
+    y = (X @ np.ones(5) / 2 + rng.logistic(size=20_000) > 0).astype(int)
+    outliers = X.copy()
+    outliers[:200] *= 30  # a few rows dominate uniform rows' noise
+    y2 = (outliers @ np.ones(5) / 2 + rng.logistic(size=20_000) > 0).astype(int)
+    kw = dict(n_chains=2, n_warmup=10, n_draws=40, random_state=0, max_doublings=0)
+
+    def fit(X, y, **extra):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return BayesianLogisticRegression(**{**kw, **extra}).fit(X, y)
+
+    plain = fit(X, y)
+    assert BayesianLogisticRegression().get_params()["subsampling"] == "auto"
+    assert plain.diagnostics_["subsampling"] == "control_variates"
+    assert plain.diagnostics_["batch_size"] == 100
+    assert "subsampling_weights" not in plain.preprocessing_
+    np.testing.assert_array_equal(plain.draws_, fit(X, y, subsampling="control_variates").draws_)
+    # uniform rows would need 16x the batch: the weights pay, and run
+    assert fit(outliers, y2, subsampling="control_variates").diagnostics_["batch_size"] > 100
+    heavy = fit(outliers, y2)
+    assert heavy.diagnostics_["subsampling"] == "preferential_cv"
+    assert heavy.diagnostics_["batch_size"] == 100
+    explicit = fit(outliers, y2, subsampling="preferential_cv")
+    np.testing.assert_array_equal(heavy.draws_, explicit.draws_)
+    assert heavy.diagnostics_["n_grad_evals"] > explicit.diagnostics_["n_grad_evals"]
+    # below the threshold (2 x 150 x 100 = 30,000 rows > N) it is preferential_cv as before
+    small = dict(n_warmup=50, n_draws=100)
+    np.testing.assert_array_equal(fit(X, y, **small).draws_,
+                                  fit(X, y, subsampling="preferential_cv", **small).draws_)

@@ -154,6 +154,6 @@ def dask_strategy(strategy, gather_bytes=None):
         raise ValueError(
             f"subsampling={strategy!r} cannot run on dask input: its preprocessing needs the "
             "rows in one place or its row sets cannot be drawn ahead in blocks. On dask arrays "
-            f"use subsampling in {sorted(DASK_STRATEGIES)} (the default 'preferential_cv' "
-            "works), with a plain or 'cv' correction, or fit in-memory data.")
+            f"use subsampling in {sorted(DASK_STRATEGIES)} (the default 'auto' and "
+            "'preferential_cv' work), with a plain or 'cv' correction, or fit in-memory data.")
     return DaskStrategy(strategy, GATHER_BYTES if gather_bytes is None else gather_bytes)

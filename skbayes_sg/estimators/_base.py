@@ -49,7 +49,7 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
         "prior_scale": [Interval(Real, SCALE_MIN, SCALE_MAX, closed="both")],
         "fit_intercept": ["boolean"],
         "sampler": [StrOptions(set(SAMPLERS) | {"auto"}), BaseSampler],
-        "subsampling": [StrOptions(set(SUBSAMPLING)), BaseStrategy],
+        "subsampling": [StrOptions(set(SUBSAMPLING) | {"auto"}), BaseStrategy],
         "batch_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "step_size": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "preconditioner": [StrOptions({"auto", "laplace", "diagonal"}), None],
@@ -65,6 +65,9 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
         "max_doublings": [Interval(Integral, 0, None, closed="left")],
     }
     _auto_sampler = "sghmc"  # what sampler="auto" runs when the gradient is not exact
+    # what subsampling="auto" runs, and the strategy it switches to where that cannot pay for its
+    # preprocessing (estimators._fit._choose_strategy)
+    _auto_subsampling, _cheap_subsampling = "preferential_cv", "control_variates"
     _init_dispersion = 1.0
     _sparse = "csr"  # sparse X accepted (converted to CSR once); False for the MLP
     _is_classifier = False
@@ -104,7 +107,10 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
         backend, X, y_enc, n_outputs, weight = self._fit_inputs(X, y, sample_weight)
         auto_sampler = self.sampler == "auto"
         sampler = resolve(self._auto_sampler if auto_sampler else self.sampler, SAMPLERS)
-        strategy = resolve(self.subsampling, SUBSAMPLING)
+        auto_sub = self.subsampling == "auto"
+        strategy = resolve(self._auto_subsampling if auto_sub else self.subsampling, SUBSAMPLING)
+        alternative = (resolve(self._cheap_subsampling, SUBSAMPLING)
+                       if auto_sub and self._cheap_subsampling else None)
         sampler.validate()
         strategy.validate()
         strategy.check_data(X)
@@ -117,12 +123,14 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
         else:
             posterior, strategy = (backend.DaskPosterior(model, prior, X, y_enc),
                                    backend.dask_strategy(strategy))
+            alternative = None if alternative is None else backend.dask_strategy(alternative)
         t0 = time.perf_counter()
         prep = prepare(posterior, sampler, strategy,
                        batch_size=self.batch_size, step_size=self.step_size,
                        preconditioner=self.preconditioner, n_chains=self.n_chains,
                        streams=streams, dispersion=self._init_dispersion, init=self.init,
-                       exact_switch=auto_sampler)
+                       exact_switch=auto_sampler, alternative=alternative,
+                       n_steps=self.n_warmup + self.n_draws * self.thin)
         t1 = time.perf_counter()
         self._warn_step_bias(prep.tuning)
         progress = make_progress(self.verbose)
@@ -198,6 +206,7 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
             "converged": verdict.converged,
             "convergence_problems": verdict.problems,
             "sampler": prep.sampler.name,
+            "subsampling": prep.info["subsampling"],
             "friction": getattr(prep.sampler, "friction", None),
             "step_size": float(np.mean(steps)),
             "step_size_per_chain": steps,
@@ -260,7 +269,7 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
         d = self.diagnostics_
         if self.step_size != "auto" or d["step_size"] >= NOISY_STEP or not d["gradient_noise"]:
             return ""
-        other = ("" if self.subsampling == "preferential_cv"
+        other = ("" if self.subsampling in ("auto", "preferential_cv")
                  else "try subsampling='preferential_cv', ")
         return (f" The minibatch gradient noise is large ({d['gradient_noise']:.3g} per "
                 f"coordinate in posterior units at batch_size={d['batch_size']}), so the "

@@ -16,11 +16,17 @@ default=see signature
         diffusion.  The sampler that ran is ``diagnostics_["sampler"]``.
     subsampling : str or strategy object, default=see signature
         Gradient estimator, a string shortcut or an object from
-        :mod:`skbayes_sg.subsampling` (e.g. ``ControlVariates()``).  The GLM
-        default ``"preferential_cv"`` (control variates at the mode, rows drawn by their
-        gradient-difference bound) had the smallest gradient noise at equal cost on every benchmark
-        set and passes the exact-posterior check where plain ``"control_variates"`` must take small
-        steps (``benchmarks/README.md``).
+        :mod:`skbayes_sg.subsampling` (e.g. ``ControlVariates()``).  ``"auto"`` (the GLM
+        default) runs ``"preferential_cv"`` (control variates at the mode, rows drawn by their
+        gradient-difference bound), which had the smallest gradient noise at equal cost on every
+        benchmark set and passes the exact-posterior check where plain ``"control_variates"``
+        must take small steps (``benchmarks/README.md``) -- except on data so large that one
+        pass over it costs at least the chains' whole base run at the smallest automatic batch
+        (``n_chains * (n_warmup + n_draws * thin) * 100`` rows, 600,000 by default) and uniform
+        control variates need no larger batch: their weights cannot pay for their pass there,
+        and ``"control_variates"`` runs (with ``batch_size="auto"`` and ``step_size="auto"``;
+        the MLP's ``"auto"`` is ``"uniform"``).  The strategy that ran is
+        ``diagnostics_["subsampling"]``.
     batch_size : int or "auto", default=see signature
         Minibatch size ``b`` (clipped to the number of samples).  ``"auto"`` (the GLM default,
         with ``step_size="auto"``): start at 100 and double, up to 1600, while the measured

@@ -70,8 +70,9 @@ class BayesianLinearRegression(RegressorMixin, _BaseSGMCMC):
     -----
     With ``noise_std`` fixed the posterior is Gaussian, ``Sigma = (X1'X1 / sigma^2 + P)^-1``,
     ``mu = Sigma X1'y / sigma^2``; the test-suite checks the sampler's draws against it.  The
-    default ``preferential_cv`` (control variates at the mode, rows drawn in proportion to their
-    gradient-difference bound) passes that check on diabetes, cadata and casp, where plain
+    default (``subsampling="auto"``: ``preferential_cv``, control variates at the mode with rows
+    drawn in proportion to their gradient-difference bound, below 600,000 rows) passes that check
+    on diabetes, cadata and casp, where plain
     ``control_variates`` has to take small steps because a heavy-tailed feature carries most of its
     noise.  ``predict(X, return_std=True)`` is the posterior-predictive sd (parameter uncertainty
     plus noise, like ``BayesianRidge``); unlike ``BayesianRidge`` the draws also give the
@@ -105,7 +106,7 @@ class BayesianLinearRegression(RegressorMixin, _BaseSGMCMC):
     }
 
     def __init__(self, *, prior_scale=1.0, noise_std=None, fit_intercept=True,
-                 sampler="auto", subsampling="preferential_cv", batch_size="auto",
+                 sampler="auto", subsampling="auto", batch_size="auto",
                  step_size="auto", preconditioner="auto", n_warmup=500, n_draws=1000,
                  thin=1, n_chains=4, n_jobs=None, random_state=None, verbose=0, init="laplace",
                  max_doublings=3, normalize_y=True):

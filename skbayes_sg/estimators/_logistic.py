@@ -91,7 +91,7 @@ class BayesianLogisticRegression(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC)
     """
 
     def __init__(self, *, prior_scale=1.0, fit_intercept=True, sampler="auto",
-                 subsampling="preferential_cv", batch_size="auto", step_size="auto",
+                 subsampling="auto", batch_size="auto", step_size="auto",
                  preconditioner="auto", n_warmup=500, n_draws=1000, thin=1, n_chains=4,
                  n_jobs=None, random_state=None, verbose=0, init="laplace",
                  max_doublings=3, class_weight=None, n_predict_draws=100):

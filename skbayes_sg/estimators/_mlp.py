@@ -104,6 +104,7 @@ class BayesianMLPClassifier(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC):
     }
     _init_dispersion = 0.1
     _sparse = False
+    _auto_subsampling, _cheap_subsampling = "uniform", None  # subsampling="auto": its default
 
     def _noise_hint(self):
         """Advice appended to the convergence warning.

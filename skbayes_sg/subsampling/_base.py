@@ -24,8 +24,8 @@ from ._svrg import SVRGAnchor
 __all__ = ["CORRECTIONS", "CORRECTION_CONSTRAINT", "SPARSE_ALTERNATIVES", "BaseStrategy",
            "IndexedStrategy", "check_dense", "resolve_correction"]
 
-SPARSE_ALTERNATIVES = ("use subsampling='preferential_cv' (default) or 'control_variates' with "
-                       "sparse X")
+SPARSE_ALTERNATIVES = ("use subsampling='auto' (default), 'preferential_cv' or 'control_variates' "
+                       "with sparse X")
 
 
 def check_dense(X):
