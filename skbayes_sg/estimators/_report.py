@@ -91,7 +91,8 @@ class _ReportMixin:
                 **{k: d[k] for k in ("preprocessing_seconds", "sampling_seconds",
                                      "n_grad_evals", "data_passes")}}
         header = (f"{type(self).__name__}: {C} chains x {D} draws, {p} parameters; "
-                  f"sampler {_name(self.sampler)}, subsampling {_name(self.subsampling)}, "
+                  f"sampler {d.get('sampler') or _name(self.sampler)}, "  # what ran ("auto")
+                  f"subsampling {d.get('subsampling') or _name(self.subsampling)}, "
                   f"step size {d['step_size']:.3g}")
         return PosteriorSummary(groups, cost, warnings, header, max_rows, self._axis_labels())
 
