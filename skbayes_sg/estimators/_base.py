@@ -114,6 +114,8 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
         sampler.validate()
         strategy.validate()
         strategy.check_data(X)
+        if alternative is not None:
+            alternative.check_data(X)
         check_combination(sampler, strategy)
         streams = make_streams(self.random_state, self.n_chains)
         model = self._make_model(X.shape[1], n_outputs)
