@@ -120,6 +120,7 @@ def run(cfg):
         "preprocessing_passes": diag["preprocessing_grad_evals"] / n_train,
         "sampling_passes": diag["sampling_grad_evals"] / n_train,
         "batch_size": diag["batch_size"], "step_size": diag["step_size"],
+        "subsampling": diag.get("subsampling"),
         "draws_mb": clf.draws_.nbytes / 2**20, "rss_after_data_mb": base_mb,
         "rss_peak_fit_mb": fit_mb, "fit": _scores(clf, Xte, yte),
         "ess_median": float(np.median(diag["ess"])),
@@ -142,6 +143,7 @@ def markdown(args, r):
         ("data passes (preprocessing + sampling)",
          f"{r['data_passes']:.1f} ({r['preprocessing_passes']:.1f} + "
          f"{r['sampling_passes']:.1f})"),
+        ("subsampling that ran (default \"auto\")", r.get("subsampling") or "—"),
         ("batch size, whitened step", f"{r['batch_size']}, {r['step_size']:.3g}"),
         ("peak RSS after data / after fit",
          f"{r['rss_after_data_mb']:.0f} MB / {r['rss_peak_fit_mb']:.0f} MB "
