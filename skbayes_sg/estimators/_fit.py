@@ -129,7 +129,8 @@ def _choose_strategy(sampler, strategy, alternative, posterior, laplace, precond
     """
     auto = kwargs["batch_size"] == "auto" and kwargs["step_size"] == "auto"
     if alternative is not None and auto and posterior.n_rows >= run_steps * AUTO_BATCH:
-        estimator, tuning = tune(sampler, alternative, posterior, laplace, precond, **kwargs)
+        estimator, tuning = tune(sampler, alternative, posterior, laplace, precond, probe=True,
+                                 **kwargs)
         if tuning.batch_size <= AUTO_BATCH or estimator.exact:
             return alternative, estimator, tuning
         spent = tuning.n_grad_evals + estimator.preprocessing_evals
