@@ -95,6 +95,11 @@ def instrument(n_rows):
     """
     from skbayes_sg.estimators import _fit, _tuning
 
+    try:  # the rules' own module (_tuning's namespace before it): wrap them where they are called
+        from skbayes_sg.estimators import _rules
+    except ImportError:
+        _rules = _tuning
+
     record = {k: [0.0, 0.0] for k in PHASES + ("tune",)}
     active = dict.fromkeys(record, 0)
 
@@ -121,7 +126,7 @@ def instrument(n_rows):
     wrap(_fit, "laplace_at", "laplace", lambda r: r[1])
     wrap(_fit, "tune", "tune", lambda r: r[1].n_grad_evals + r[0].preprocessing_evals)
     wrap(_tuning, "gradient_noise", "pilots", lambda r: r[1])
-    wrap(_tuning, "auto_step_size", "rule", lambda r: 0)
+    wrap(_rules, "auto_step_size", "rule", lambda r: 0)
     wrap(_tuning, "auto_batch_size", "rule", lambda r: 0)
     return record
 

@@ -97,10 +97,10 @@ def test_auto_step_retries_a_divergence(monkeypatch, n_warmup):
     # patched) diverges -- in warm-up, or while sampling without one -- is
     # quartered until it is stable, and the fit completes with finite draws
     # and the retries on record.  A user-set step is not retried.
-    from skbayes_sg.estimators import _tuning
+    from skbayes_sg.estimators import _rules
 
-    rule = _tuning.auto_step_size
-    monkeypatch.setattr(_tuning, "auto_step_size", lambda *a, **k: 30.0 * rule(*a, **k))
+    rule = _rules.auto_step_size
+    monkeypatch.setattr(_rules, "auto_step_size", lambda *a, **k: 30.0 * rule(*a, **k))
     rs = np.random.RandomState(0)
     Xb, yb = rs.normal(loc=100, size=(100, 2)), rs.randint(0, 2, 100)
     kw = dict(hidden_layer_sizes=(8,), n_warmup=n_warmup, n_draws=20, thin=2, random_state=0)
@@ -452,15 +452,15 @@ def test_warn_user_skips_every_library_frame():
 
 
 def test_divergence_message_says_where_the_step_came_from(monkeypatch):
-    from skbayes_sg.estimators import _tuning
+    from skbayes_sg.estimators import _rules
 
     rs = np.random.RandomState(0)
     Xb, yb = rs.normal(loc=100, size=(100, 2)), rs.randint(0, 2, 100)
     kw = dict(hidden_layer_sizes=(8,), n_warmup=50, n_draws=20, thin=2, random_state=0)
     with pytest.raises(DivergenceError, match="set by hand: step_size='auto'") as err:
         BayesianMLPClassifier(step_size=0.05, **kw).fit(Xb, yb)
-    rule = _tuning.auto_step_size
-    monkeypatch.setattr(_tuning, "auto_step_size", lambda *a, **k: 1e6 * rule(*a, **k))
+    rule = _rules.auto_step_size
+    monkeypatch.setattr(_rules, "auto_step_size", lambda *a, **k: 1e6 * rule(*a, **k))
     with pytest.raises(DivergenceError, match="automatic one") as err:
         BayesianMLPClassifier(**kw).fit(Xb, yb)
     assert "divided by 4 3 time(s)" in str(err.value)

@@ -11,7 +11,7 @@ from skbayes_sg.models import (GaussianLinearModel, GaussianPrior, LogisticModel
                                Posterior)
 from skbayes_sg.models._base import Likelihood
 from skbayes_sg.models._fused import fused_predictor
-from skbayes_sg.preprocessing import _mode, find_mode, full_hessian
+from skbayes_sg.preprocessing import _mode, _warm, find_mode, full_hessian
 from skbayes_sg.preprocessing._kronecker import kronecker_covariance
 from skbayes_sg.preprocessing._mode import lbfgs_mode
 from skbayes_sg.preprocessing._newton import newton_mode
@@ -116,13 +116,13 @@ def test_large_data_newton_starts_from_a_subsample_mode(problem, monkeypatch, na
     # full-data iterations then start close and the mode is the same
     pb = problem(name, weighted, n=4000)
     cold = newton_mode(pb)
-    monkeypatch.setattr(_mode, "_WARM_ROWS", 500)
+    monkeypatch.setattr(_warm, "_WARM_ROWS", 500)
     warm = find_mode(pb, np.random.default_rng(0))
     d = warm.theta - cold.theta
     assert d @ cold.hessian @ d < 1e-8
     if name == "binary":  # a mode far from 0 (the toy softmax labels are noise)
         assert warm.n_grad_evals < cold.n_grad_evals  # subsample passes cost 500 rows
-    monkeypatch.setattr(_mode, "_WARM_ROWS", 1001)  # N < 4 x m: no warm start
+    monkeypatch.setattr(_warm, "_WARM_ROWS", 1001)  # N < 4 x m: no warm start
     assert np.allclose(find_mode(pb, np.random.default_rng(0)).theta, cold.theta)
 
 
@@ -214,7 +214,7 @@ def test_fused_predictor_has_no_systematic_rounding():
 def test_float32_and_float64_rows_give_the_same_mode(problem, monkeypatch):
     # float32 chunks (products in float32, sums in float64) on the warm-started path, at Newton's
     # tight tolerance (the float32 precision is the question, not the sampled path's tolerance)
-    monkeypatch.setattr(_mode, "_WARM_ROWS", 2000)
+    monkeypatch.setattr(_warm, "_WARM_ROWS", 2000)
     monkeypatch.setattr(_mode, "_SAMPLED_TOL", 1e-10)
     pb64 = problem("binary", False, n=20_000)
     pb64 = Posterior(pb64.model, pb64.prior, pb64.X.astype(np.float32).astype(np.float64), pb64.y)
@@ -296,8 +296,8 @@ def test_warm_newton_takes_one_hessian_pass(problem, monkeypatch, name, weighted
     # from the subsample's mode, the full-data iterations use its Hessian and compute the exact
     # one once, at (or within 0.01 sd of) the mode they return
     pb = problem(name, weighted, n=8000)
-    monkeypatch.setattr(_mode, "_WARM_ROWS", 1000)
-    monkeypatch.setattr(_mode, "_HESSIAN_ROWS_PER_PARAM", 1000)  # 4 x 1000 p rows > N: exact
+    monkeypatch.setattr(_warm, "_WARM_ROWS", 1000)
+    monkeypatch.setattr(_warm, "_HESSIAN_ROWS_PER_PARAM", 1000)  # 4 x 1000 p rows > N: exact
     calls = _count_newton_passes(monkeypatch)
     warm = find_mode(pb, np.random.default_rng(0))
     full = [h for n, h in calls if n == pb.n_rows]
@@ -313,18 +313,18 @@ def test_the_warm_start_starts_from_a_smaller_subsample(problem, monkeypatch, na
     # the warm subsample's Newton starts from the mode of a quarter or less of its rows, so its
     # own exact Hessian is computed once (oracle: its mode from the model's start)
     pb = problem(name, weighted, n=8000)
-    monkeypatch.setattr(_mode, "_WARM_ROWS", 2000)
-    monkeypatch.setattr(_mode, "_HESSIAN_ROWS_PER_PARAM", 1)
-    monkeypatch.setattr(_mode, "_FIRST_ROWS", 500)
-    monkeypatch.setattr(_mode, "_FIRST_ROWS_PER_PARAM", 1)
+    monkeypatch.setattr(_warm, "_WARM_ROWS", 2000)
+    monkeypatch.setattr(_warm, "_HESSIAN_ROWS_PER_PARAM", 1)
+    monkeypatch.setattr(_warm, "_FIRST_ROWS", 500)
+    monkeypatch.setattr(_warm, "_FIRST_ROWS_PER_PARAM", 1)
     calls = _count_newton_passes(monkeypatch)
-    theta0, hessian0, evals, warm = _mode._warm_start(pb, np.random.default_rng(0))
+    theta0, hessian0, evals, warm = _warm.warm_start(pb, np.random.default_rng(0))
     assert warm.n_rows == 2000 and [n for n, h in calls if h].count(2000) == 1
     assert {n for n, h in calls} == {500, 2000}
     assert evals == sum(n * (1 + h) for n, h in calls)
-    cold = newton_mode(warm, tol=_mode._WARM_TOL)
+    cold = newton_mode(warm, tol=_warm._WARM_TOL)
     d = theta0 - cold.theta
-    assert d @ cold.hessian @ d < _mode._WARM_TOL * pb.model.n_params
+    assert d @ cold.hessian @ d < _warm._WARM_TOL * pb.model.n_params
     np.testing.assert_allclose(hessian0, full_hessian(warm, theta0), rtol=1e-6)
 
 
@@ -349,8 +349,8 @@ def test_posteriors_without_cheap_subsets_keep_the_exact_hessian(problem, monkey
         cheap_subsets = False
 
     pb = problem("binary", False, n=20_000)
-    monkeypatch.setattr(_mode, "_WARM_ROWS", 1000)
-    monkeypatch.setattr(_mode, "_HESSIAN_ROWS_PER_PARAM", 10)
+    monkeypatch.setattr(_warm, "_WARM_ROWS", 1000)
+    monkeypatch.setattr(_warm, "_HESSIAN_ROWS_PER_PARAM", 10)
     calls = _count_newton_passes(monkeypatch)
     res = find_mode(Remote(pb.model, pb.prior, pb.X, pb.y), np.random.default_rng(0))
     assert res.hessian_rows is None and sum(h for n, h in calls if n == pb.n_rows) == 1
@@ -364,8 +364,8 @@ def test_large_data_estimate_the_mode_hessian_on_a_subsample(problem, monkeypatc
     # 1,000 rows whose whitened error is of the order 2 sqrt(p / m) (oracle: the exact Hessian)
     pb = problem(name, weighted, n=20_000)
     p = pb.model.n_params
-    monkeypatch.setattr(_mode, "_WARM_ROWS", 1000)
-    monkeypatch.setattr(_mode, "_HESSIAN_ROWS_PER_PARAM", 10)
+    monkeypatch.setattr(_warm, "_WARM_ROWS", 1000)
+    monkeypatch.setattr(_warm, "_HESSIAN_ROWS_PER_PARAM", 10)
     calls = _count_newton_passes(monkeypatch)
     warm = find_mode(pb, np.random.default_rng(0))
     assert not any(h for n, h in calls if n == pb.n_rows)
@@ -479,10 +479,10 @@ def test_a_subsample_hessian_laplace_gives_the_same_posterior(monkeypatch):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(20_000, 5)) * rng.uniform(0.3, 3.0, size=5)
     y = (X @ np.ones(5) / 3 + rng.logistic(size=20_000) > 0).astype(int)
-    monkeypatch.setattr(_mode, "_WARM_ROWS", 1000)
+    monkeypatch.setattr(_warm, "_WARM_ROWS", 1000)
     fits = {}
     for per_param in (10, 10_000):  # 4 x max(1000, 60) <= N: sampled; 4 x 60,000 > N: exact
-        monkeypatch.setattr(_mode, "_HESSIAN_ROWS_PER_PARAM", per_param)
+        monkeypatch.setattr(_warm, "_HESSIAN_ROWS_PER_PARAM", per_param)
         est = BayesianLogisticRegression(random_state=0).fit(X, y)
         fits[per_param] = est
     assert fits[10].preprocessing_["laplace_hessian_rows"] == 1000

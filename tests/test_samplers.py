@@ -7,7 +7,8 @@ the true ``S`` (``z = chol(S)^-1 (theta - mu)``, so the target is ``N(0, I)``)
 against Monte-Carlo standard errors ``sd / sqrt(ESS)`` (the package's
 multi-chain ESS; batch means if the diagnostics do not import).  The SG
 samplers' known discretisation bias enters the tolerance only through the 5%
-that the accurate step (``auto_step_size``, the ``step_size="auto"`` rule of ``estimators/_tuning.py``)
+that the accurate step (``auto_step_size``, the ``step_size="auto"`` rule of
+``estimators/_rules.py``)
 promises; SGLD and SGHMC are further checked against their exact stationary
 covariance (``stationary_variance``), where the tolerance is Monte-Carlo error
 alone.  With injected gradient noise, ``stationary_variance`` is the oracle of
@@ -27,7 +28,7 @@ try:
 except ImportError:  # diagnostics layer unavailable: batch means below
     effective_sample_size = None
 from skbayes_sg.models import Laplace
-from skbayes_sg.estimators._tuning import auto_step_size
+from skbayes_sg.estimators._rules import auto_step_size
 from skbayes_sg.samplers import (
     HMC,
     PSGLD,

@@ -1,4 +1,5 @@
-"""The step-size and batch-size rules of `estimators/_tuning.py` against the closed forms."""
+"""The step- and batch-size rules (`estimators/_rules.py`) and the tuning's measurements
+(`_tuning.py`) against the closed forms."""
 
 import warnings
 
@@ -110,12 +111,12 @@ def test_a_subsample_laplace_gets_its_curvature_from_another_subsample(monkeypat
     # the spread of the exact one (oracle), about sqrt(2) times wider from a second subsample
     from skbayes_sg.estimators._tuning import _curvature
     from skbayes_sg.models import GaussianPrior, LogisticModel, Posterior
-    from skbayes_sg.preprocessing import _mode, find_mode, full_hessian, laplace_at
+    from skbayes_sg.preprocessing import _warm, find_mode, full_hessian, laplace_at
     from skbayes_sg.preprocessing._laplace import whitened_curvature
     from skbayes_sg.samplers import from_laplace
 
-    monkeypatch.setattr(_mode, "_WARM_ROWS", 1000)
-    monkeypatch.setattr(_mode, "_HESSIAN_ROWS_PER_PARAM", 10)
+    monkeypatch.setattr(_warm, "_WARM_ROWS", 1000)
+    monkeypatch.setattr(_warm, "_HESSIAN_ROWS_PER_PARAM", 10)
     rng = np.random.default_rng(0)
     X = rng.normal(size=(20_000, 9)) * rng.uniform(0.3, 3.0, size=9)
     y = np.where(X @ np.ones(9) / 3 + rng.logistic(size=20_000) > 0, 1.0, -1.0)

@@ -4,8 +4,9 @@ from ._anchor import anchor_terms, mode_anchor, share_anchor
 from ._laplace import (DENSE_MAX_PARAMS, full_hessian, laplace_at, laplace_kind, mode_shift,
                        uses_dense, whitened_curvature)
 from ._lowrank import LOWRANK_RANK, lowrank_covariance
-from ._mode import ModeResult, adam_mode, find_mode, lbfgs_mode, subsample_hessian
+from ._mode import ModeResult, adam_mode, find_mode, lbfgs_mode
 from ._memo import once_per
+from ._warm import subsample_hessian
 from ._pilot import GradientNoise, gradient_noise, power_curvature
 from ._compress import Compression, compress
 from ._stratify import RowView, Strata, allocate_batch, group_sums, kmeans_strata, merge_strata

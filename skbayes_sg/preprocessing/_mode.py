@@ -14,29 +14,14 @@ from ..utils import ConvergenceWarning, user_stacklevel
 from ._kronecker import kronecker_covariance
 from ._laplace import DENSE_MAX_PARAMS, diagonal_curvature, kronecker_fits, uses_dense
 from ._newton import ModeResult, newton_mode
+from ._warm import hessian_rows, warm_start
 
-__all__ = ["ModeResult", "adam_batch", "adam_mode", "adam_starts", "find_mode", "hessian_rows",
-           "lbfgs_mode", "subsample_hessian"]
+__all__ = ["ModeResult", "adam_batch", "adam_mode", "adam_starts", "find_mode", "lbfgs_mode"]
 
-# Newton first runs on a uniform subsample of this many rows (likelihood scaled
-# to N) when the data have at least 4x as many: full-data Newton then starts a
-# few posterior sd from the mode, and its directions use the subsample's Hessian
-# (about sqrt(p / m) off) until the one exact Hessian pass at the mode.
-_WARM_ROWS = 65_536
-# ... itself started from the mode of this many rows of it (max(4,096, 64 p)), if it has 4x as many
-_FIRST_ROWS, _FIRST_ROWS_PER_PARAM = 4096, 64
-# the subsample's mode need not be exact: it is about sqrt(N / m) sd from the full one
-_WARM_TOL = 1e-6
-# Above 4x max(_WARM_ROWS, _HESSIAN_ROWS_PER_PARAM * p) rows, the Hessian at the mode is estimated
-# on that many uniform rows (scaled to N; the warm start's) instead of a full pass: it only shapes the preconditioner
-# and the chains' starts (the chains sample the exact posterior whatever it is), its relative
-# error is about 2 / sqrt(400) = 0.1 in the worst direction, and the full pass is compute-bound
-# (n p^2 products: on 10^6 x 50 float32 rows 134 ms, ten times a pass over X).
-_HESSIAN_ROWS_PER_PARAM = 400
-# ... and there the full-data Newton stops at a decrement below _SAMPLED_TOL p (the mode within
-# about 0.01 posterior sd in all, far inside that Hessian's error; the anchor's gradient is exact
-# at whatever mode is returned): two fewer passes on 10^7 x 50 float32 rows (five -> three), one
-# on 10^6; elsewhere Newton's own tolerance, _TOL
+# Above 4 x hessian_rows rows (_warm) the full-data Newton stops at a decrement below
+# _SAMPLED_TOL p (the mode within about 0.01 posterior sd in all, far inside that subsample
+# Hessian's error; the anchor's gradient is exact at whatever mode is returned): two fewer passes
+# on 10^7 x 50 float32 rows (five -> three), one on 10^6; elsewhere Newton's own tolerance, _TOL
 _SAMPLED_TOL, _TOL = 1e-6, 1e-10
 # Softmax L-BFGS runs in Kronecker coordinates from the start (exact there), re-whitened once at
 # the iterate if not converged after this many iterations: mnist (10 x 784, pixels / 255) took 403
@@ -61,7 +46,7 @@ def find_mode(posterior, rng, *, max_iter=None):
         return ModeResult(*adam_mode(posterior, rng, n_epochs=max_iter))
     newton_evals = 0
     if max_iter is None and uses_dense(posterior, "auto"):
-        theta0, hessian0, newton_evals, warm = _warm_start(posterior, rng)
+        theta0, hessian0, newton_evals, warm = warm_start(posterior, rng)
         sampled = (theta0 is not None and posterior.cheap_subsets
                    and posterior.n_rows >= 4 * hessian_rows(posterior))
         res = newton_mode(posterior, theta0=theta0, hessian0=hessian0, exact_hessian=not sampled,
@@ -75,67 +60,6 @@ def find_mode(posterior, rng, *, max_iter=None):
             return res._replace(n_grad_evals=newton_evals)
     theta, evals = lbfgs_mode(posterior, max_iter=max_iter or 500)
     return ModeResult(theta, evals + newton_evals)
-
-
-def hessian_rows(posterior):
-    """Rows of a subsample Hessian (the warm start's, :func:`subsample_hessian`'s):
-    ``max(65,536, 400 p)``."""
-    return max(_WARM_ROWS, _HESSIAN_ROWS_PER_PARAM * posterior.model.n_params)
-
-
-def subsample_hessian(posterior, theta, rng):
-    """``(∇²U(theta), evals)`` estimated on :func:`hessian_rows` uniform rows drawn with ``rng``
-    (likelihood scaled to all the rows, the prior's Hessian exact)."""
-    N, m = posterior.n_rows, min(hessian_rows(posterior), posterior.n_rows)
-    sub = posterior.subset(np.sort(rng.choice(N, size=m, replace=False)))
-    return sub.newton_terms(theta, hessian=True, value=False)[2], 2 * m
-
-
-def _warm_start(posterior, rng):
-    """``(theta0, hessian0, evals, warm)``: Newton's mode and Hessian on a uniform subsample
-    ``warm`` (a Posterior), or ``(None, None, 0, None)``.
-
-    The subsample's likelihood is scaled by ``N / m`` (weights), so its mode is within about
-    ``sqrt(N / m)`` posterior sd of the full mode and its Hessian estimates the full one.  It has
-    :func:`hessian_rows` rows where :func:`find_mode` estimates the Hessian at the mode on a
-    subsample (``cheap_subsets`` and ``N`` at least four times that): on these same rows, with no
-    second gather.  Else ``_WARM_ROWS``.  Newton on it starts from the mode of a smaller
-    subsample (:func:`_staged_newton`).
-    """
-    N, m = posterior.n_rows, hessian_rows(posterior)
-    if not (posterior.cheap_subsets and N >= 4 * m):
-        m = _WARM_ROWS
-    if N < 4 * m:
-        return None, None, 0, None
-    warm = posterior.subset(np.sort(rng.choice(N, size=m, replace=False)))
-    res, evals = _staged_newton(warm, rng)
-    return res.theta, res.hessian, evals, warm
-
-
-def _staged_newton(posterior, rng):
-    """``(ModeResult, evals)`` of Newton on ``posterior`` (a subsample, to ``_WARM_TOL``),
-    started from the mode and Hessian of ``_first_rows`` of its rows when it has four times as
-    many: the exact Hessian passes of a start far out are then paid on the small set (on
-    65,536 x 50 float32 rows: six Hessian passes of 7.5 ms each from the model's start; from the
-    first stage's mode, gradient passes and one Hessian pass)."""
-    n, m = posterior.n_rows, _first_rows(posterior)
-    if n < 4 * m:
-        res = newton_mode(posterior, tol=_WARM_TOL)
-        return res, res.n_grad_evals
-    first = newton_mode(posterior.subset(np.sort(rng.choice(n, size=m, replace=False))),
-                        tol=_WARM_TOL)
-    res = newton_mode(posterior, theta0=first.theta, hessian0=first.hessian, tol=_WARM_TOL)
-    evals = first.n_grad_evals + res.n_grad_evals
-    if res.theta is None:  # the first stage failed, or its start did: from the model's start
-        res = newton_mode(posterior, tol=_WARM_TOL)
-        evals += res.n_grad_evals
-    return res, evals
-
-
-def _first_rows(posterior):
-    """Rows of the first stage of :func:`_staged_newton`: ``max(4,096, 64 p)`` (its Hessian
-    about ``sqrt(p / m) = 1/8`` off, so the second stage converges at about that rate)."""
-    return max(_FIRST_ROWS, _FIRST_ROWS_PER_PARAM * posterior.model.n_params)
 
 
 def lbfgs_mode(posterior, *, max_iter=500):
