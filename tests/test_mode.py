@@ -195,6 +195,63 @@ def test_anchor_terms_match_the_responses_and_their_gradient(problem, name, weig
         np.testing.assert_allclose(ra, r[0], rtol=0, atol=tol * np.abs(r).max())
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("name", ["binary", "softmax", "linear_fixed"])
+def test_newton_terms_write_the_anchor_responses(problem, name, weighted):
+    # oracle: anchor_terms at the same position; the pass's other terms are unchanged
+    pb = problem(name, weighted, n=300)
+    theta = 0.3 * np.random.default_rng(1).normal(size=pb.model.n_params)
+    for X in (pb.X, pb.X.astype(np.float32)):
+        plain = pb.model.newton_terms(theta, X, pb.y, pb.weight)
+        g, r = pb.model.anchor_terms(theta, X, pb.y, pb.weight)
+        out = np.empty_like(r)
+        terms = pb.model.newton_terms(theta, X, pb.y, pb.weight, response_out=out)
+        np.testing.assert_array_equal(out, r)
+        for a, b in zip(terms, plain):
+            np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+@pytest.mark.parametrize("float32", [False, True])
+@pytest.mark.parametrize("name, weighted, n", [
+    ("binary", False, 400), ("binary", True, 20_000), ("softmax", False, 400),
+    ("linear_fixed", True, 20_000), ("linear_inferred", False, 20_000)])
+def test_the_mode_search_computes_the_control_variate_anchor(problem, monkeypatch, name,
+                                                             weighted, n, float32):
+    # asked for it, Newton's last pass leaves the anchor for control variates: no pass of their
+    # own, and an exactly unbiased estimator -- G is the sum of the stored responses' gradients
+    # (oracle: grad_from_response on all rows) -- at a point within Newton's tolerance of the
+    # mode (oracle: the anchor computed there); models without responses get G at the mode
+    from skbayes_sg.preprocessing import anchor_terms, mode_anchor
+
+    pb = problem(name, weighted, n=n)
+    if float32:
+        pb = Posterior(pb.model, pb.prior, pb.X.astype(np.float32), pb.y, pb.weight)
+    monkeypatch.setattr(_warm, "_WARM_ROWS", 1000)  # 20,000 rows: the sampled-Hessian search
+    monkeypatch.setattr(_warm, "_HESSIAN_ROWS_PER_PARAM", 10)
+    res = find_mode(pb, np.random.default_rng(0), anchor=True)
+    (G, r), evals = mode_anchor(pb, res.theta)
+    assert evals == 0
+    H, p = full_hessian(pb, res.theta), pb.model.n_params
+    G_mode, r_mode = anchor_terms(pb, res.theta)
+    d = np.linalg.solve(H, G - G_mode)  # the anchors' distance, in the mode's metric
+    assert d @ H @ d < 1e-4 * p
+    tol = 1e-5 if float32 else 1e-10  # of the scale of the summed terms
+    X64 = np.asarray(pb.X, dtype=np.float64)
+    if r is None:
+        assert not pb.model.is_glm
+        if not float32:
+            np.testing.assert_allclose(G, G_mode, rtol=tol)
+    else:
+        resp = r.astype(np.float64)[None]
+        G_r = pb.model.grad_from_response(resp, X64, pb.weight)[0]
+        scale = pb.model.grad_from_response(np.abs(resp), np.abs(X64), pb.weight)[0]
+        np.testing.assert_array_less(np.abs(G - G_r), tol * scale.max())
+        assert r.dtype == r_mode.dtype
+    fresh = problem(name, weighted, n=n)  # not asked: control variates make their own pass
+    find_mode(fresh, np.random.default_rng(0))
+    assert mode_anchor(fresh, find_mode(fresh, np.random.default_rng(0)).theta)[1] == n
+
+
 def test_fused_predictor_has_no_systematic_rounding():
     # rounding the weights to float32 moves z_i by x_i . dw: in the gradient, X'X dw grows like N
     # (on 10^7 x 50 rows, a decrement error above Newton's tolerance), while the float32 rounding
@@ -332,9 +389,9 @@ def _count_newton_passes(monkeypatch):
     """``[(rows, hessian), ...]`` of every ``Posterior.newton_terms`` call from now on."""
     calls, original = [], Posterior.newton_terms
 
-    def counted(self, theta, hessian=True, value=True):
+    def counted(self, theta, hessian=True, value=True, responses=None):
         calls.append((self.n_rows, hessian))
-        return original(self, theta, hessian, value)
+        return original(self, theta, hessian, value, responses)
 
     monkeypatch.setattr(Posterior, "newton_terms", counted)
     return calls
@@ -491,3 +548,23 @@ def test_a_subsample_hessian_laplace_gives_the_same_posterior(monkeypatch):
     sd = b.std(0)
     assert np.abs(a.mean(0) - b.mean(0)).max() < 0.35 * sd.min()
     assert np.all((a.std(0) / sd > 0.8) & (a.std(0) / sd < 1.25))
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # a short run
+@pytest.mark.parametrize("subsampling", ["control_variates", "preferential_cv", "auto"])
+def test_fits_with_control_variates_take_their_anchor_from_the_mode_search(monkeypatch,
+                                                                           subsampling):
+    # the anchor's own pass is never made (it would raise), for any strategy anchored at the mode
+    from skbayes_sg import BayesianLogisticRegression
+    from skbayes_sg.preprocessing import _anchor
+
+    def no_pass(posterior, mode):
+        raise AssertionError("the anchor was computed in a pass of its own")
+
+    monkeypatch.setattr(_anchor, "anchor_terms", no_pass)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 4)).astype(np.float32)
+    y = (X @ np.ones(4) + rng.logistic(size=3000) > 0).astype(int)
+    est = BayesianLogisticRegression(subsampling=subsampling, n_draws=50, n_warmup=50,
+                                     random_state=0).fit(X, y)
+    assert np.all(np.isfinite(est.coef_))

@@ -110,6 +110,11 @@ class DaskPosterior(Posterior):
     def newton_terms(self, theta1, *args, **kwargs):
         return self._map_reduce("newton_terms", theta1, *args, **kwargs)
 
+    def response_buffer(self):
+        """None: the rows' responses stay on the workers (the dask strategies evaluate them with
+        the gathered minibatch rows, :mod:`._strategies`)."""
+        return None
+
     def start(self):
         """``model.start`` from what it uses of ``y``: the class counts (classifiers, exact, as
         ``weight``), or two points with ``y``'s mean and variance (regression)."""

@@ -145,6 +145,9 @@ class DaskStrategy:
     def max_batch_size(self, n_rows):
         return self.strategy.max_batch_size(n_rows)
 
+    #: the anchor's gradient is a map-reduce pass of its own (:class:`DaskModeAnchor`)
+    anchors_at_mode = False
+
 
 def dask_strategy(strategy, gather_bytes=None):
     """A :class:`DaskStrategy`, or a ValueError naming the strategies that work on dask data."""

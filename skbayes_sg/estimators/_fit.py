@@ -84,7 +84,8 @@ def prepare(posterior, sampler, strategy, *, batch_size, step_size, precondition
     with threadpool_limits(1, user_api="blas"), ChainStarts(  # the MLP's Adam runs begin now
             posterior, init, streams.child("init"), n_chains, dispersion,
             background=background) as starts:
-        mode = find_mode(posterior, streams.child("mode"))
+        anchor = any(s is not None and s.anchors_at_mode for s in (strategy, alternative))
+        mode = find_mode(posterior, streams.child("mode"), anchor=anchor)
         laplace, laplace_evals = laplace_at(
             posterior, mode.theta, "auto" if preconditioner is None else preconditioner,
             mode.hessian, mode.hessian_rows)

@@ -121,18 +121,25 @@ class Likelihood:
         """
         return None
 
-    def newton_terms(self, theta1, X, y, weight=None, hessian=True, value=True):
+    def newton_terms(self, theta1, X, y, weight=None, hessian=True, value=True,
+                     response_out=None):
         """``(sum_i w_i f_i or None, sum_i w_i ∇f_i (p,), sum_i w_i ∇²f_i (p, p) or None)``.
 
         One chunk of a full-data pass of the mode search at one position ``theta1``: the value
         (if ``value``), the gradient and (if ``hessian``) the exact Hessian, without the prior.
+        A GLM given ``response_out`` (``(n,)`` or ``(n, K)``) also writes the rows' responses
+        ``r_i`` there: what control variates store at their anchor (:meth:`anchor_terms`).
         This generic version calls ``nll``, ``grad_sum`` and ``hessian`` in float64; the scalar
         GLMs fuse them in ``X``'s precision (:mod:`skbayes_sg.models._fused`).
         """
         X, theta = as_float64(X), np.asarray(theta1, dtype=np.float64)[None]
         f = self.nll(theta, X, y)[0] if value else None
         total = None if f is None else float(f.sum() if weight is None else f @ weight)
-        grad = self.grad_sum(theta, X, y, weight)[0]
+        if response_out is None:
+            grad = self.grad_sum(theta, X, y, weight)[0]
+        else:
+            response_out[...] = r = self.response(theta, X, y)[0]
+            grad = self.grad_from_response(r[None], X, weight)[0]
         return total, grad, (self.hessian(theta1, X, y, weight) if hessian else None)
 
     def anchor_terms(self, theta1, X, y, weight=None, curvature=False):

@@ -184,14 +184,15 @@ class GaussianLinearModel(Likelihood):
             H[-1, -1] = 2.0 * iv * (w @ (e * e))
         return H
 
-    def newton_terms(self, theta1, X, y, weight=None, hessian=True, value=True):
+    def newton_terms(self, theta1, X, y, weight=None, hessian=True, value=True,
+                     response_out=None):
         """Value, gradient and Hessian of a chunk in one read (:meth:`Likelihood.newton_terms`).
 
         Dense ``X``: fused in ``X``'s precision (:mod:`._fused`); the ``log sigma`` terms follow
         from the residuals (``∇²_{beta, log sigma} f = -2 ∇_beta f``).  Sparse: generic path.
         """
         if is_sparse(X):
-            return super().newton_terms(theta1, X, y, weight, hessian, value)
+            return super().newton_terms(theta1, X, y, weight, hessian, value, response_out)
         d, nl, infer = self.n_features, self._nl, self.noise_std is None
         e = fused_predictor(X, theta1[:d], theta1[d] if self.fit_intercept else 0.0)
         np.subtract(y, e, out=e)
@@ -199,7 +200,10 @@ class GaussianLinearModel(Likelihood):
         q = iv * e * e
         f = 0.5 * q + (theta1[-1] if infer else np.log(self.noise_std)) if value else None
         c = np.full(e.size, iv) if hessian else None
-        value, g, H = scalar_glm_terms(X, f, -iv * e, c, weight, self.fit_intercept)
+        r = -iv * e
+        if response_out is not None:  # a GLM (fixed noise) only: the anchor's responses
+            response_out[...] = r
+        value, g, H = scalar_glm_terms(X, f, r, c, weight, self.fit_intercept)
         if not infer:
             return value, g, H
         grad = np.append(g, np.sum(1.0 - q if weight is None else (1.0 - q) * weight))

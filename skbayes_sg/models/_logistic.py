@@ -264,15 +264,18 @@ class LogisticModel(Likelihood):
         tz *= t
         return tz, t
 
-    def newton_terms(self, theta1, X, y, weight=None, hessian=True, value=True):
+    def newton_terms(self, theta1, X, y, weight=None, hessian=True, value=True,
+                     response_out=None):
         """Value, gradient and Hessian of a chunk in one read (:meth:`Likelihood.newton_terms`).
 
         Binary with dense ``X``: fused in ``X``'s precision at ``theta1`` rounded to it
         (:meth:`evaluation_dtype`, :mod:`._fused`); otherwise the generic float64 path.
         """
         if self._rows > 1 or is_sparse(X):
-            return super().newton_terms(theta1, X, y, weight, hessian, value)
+            return super().newton_terms(theta1, X, y, weight, hessian, value, response_out)
         f, r, c = binary_logistic_terms(*self._fused_tz(theta1, X, y), value, hessian)
+        if response_out is not None:
+            response_out[...] = r
         return scalar_glm_terms(X, f, r, c, weight, self.fit_intercept)
 
     def anchor_terms(self, theta1, X, y, weight=None, curvature=False):

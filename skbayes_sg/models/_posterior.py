@@ -11,7 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..utils import row_chunks
-from ._base import as_float64
+from ._base import as_float64, minibatch_dtype
 from ._sparse import gather_rows, row_block, row_dot, squared
 
 __all__ = ["Laplace", "Posterior"]
@@ -122,20 +122,23 @@ class Posterior:
         or None."""
         return self.model.evaluation_dtype(self.X)
 
-    def newton_terms(self, theta1, hessian=True, value=True):
+    def newton_terms(self, theta1, hessian=True, value=True, responses=None):
         """``(U or None, ∇U (p,), ∇²U (p, p) or None)`` at one position ``theta1 (p,)``.
 
         Each chunk is read once, in ``X``'s own precision (``model.newton_terms``: fused for the
         scalar GLMs, float32 chunks for float32 ``X``), and the chunk sums accumulate in float64.
         The Hessian is symmetrised.  What a Newton iteration and the Laplace approximation need;
         ``value=False`` skips ``U`` (near the mode Newton takes full steps without it).
+        ``responses`` (a GLM's :meth:`response_buffer`) is filled with every row's response
+        ``r_i(theta1)`` on the way: the control-variate anchor at ``theta1`` for free.
         """
         model, p = self.model, self.model.n_params
         total, grad = 0.0, np.zeros(p)
         H = np.zeros((p, p)) if hessian else None
         for sl in self.chunks(self.X.shape[1] + 2 if hessian else 2):
+            out = {} if responses is None else {"response_out": responses[sl]}
             f, g, h = model.newton_terms(theta1, row_block(self.X, sl), self.y[sl],
-                                         self.rows_weight(sl), hessian, value)
+                                         self.rows_weight(sl), hessian, value, **out)
             grad += g
             if value:
                 total += f
@@ -147,6 +150,17 @@ class Posterior:
             H = 0.5 * (H + H.T)
             H[np.diag_indices(p)] += self.prior.hessian_diag(theta1)
         return (float(total + self.prior.value(theta)[0]) if value else None), grad, H
+
+    def response_buffer(self):
+        """An empty array for every row's response (``(n_rows,)``, or ``(n_rows, K)`` for a
+        model with ``K`` linear predictors per row) in the precision of the minibatch arithmetic
+        (float32 for float32 ``X``), as control variates store them; None for a model that is
+        not a GLM.  Stored row-contiguous: every step gathers ``b`` rows of them."""
+        if not self.model.is_glm:
+            return None
+        k = self.model.linear_predictors
+        dtype = minibatch_dtype(self.X) or np.float64
+        return np.empty((self.n_rows,) if k == 1 else (self.n_rows, k), dtype=dtype)
 
     def start(self):
         """Where the mode search starts: ``model.start`` on the targets and multiplicities."""

@@ -4,15 +4,17 @@ Control variates at the mode (``subsampling="control_variates"``, ``"preferentia
 a GLM, the scalar responses ``r_i(theta_hat)`` of every row and ``G = sum_i m_i ∇f_i(theta_hat)``.
 They are computed once per posterior and mode (:func:`mode_anchor`); the curvature weights of
 ``preferential_cv`` read the same rows at the same mode, so their pass computes the anchor too and
-hands it over (:func:`share_anchor`): one pass over ``X`` instead of two.
+hands it over (:func:`share_anchor`): one pass over ``X`` instead of two.  Earlier still, Newton's
+last pass is at (for rounded float32 positions: within its tolerance of) the mode, and computes
+both on the way when asked (:func:`~skbayes_sg.preprocessing.find_mode`): no pass of their own.
 """
 
 import numpy as np
 
 from ..models import minibatch_dtype
-from ._memo import once_per
+from ._memo import computed, once_per
 
-__all__ = ["anchor_terms", "mode_anchor", "share_anchor", "store_responses"]
+__all__ = ["anchor_known", "anchor_terms", "mode_anchor", "share_anchor", "store_responses"]
 
 
 def _key(mode):
@@ -24,6 +26,12 @@ def mode_anchor(posterior, mode):
     (0 evaluations when already computed or shared)."""
     return once_per((posterior,), _key(mode),
                     lambda: (anchor_terms(posterior, mode), posterior.n_rows))
+
+
+def anchor_known(posterior, mode):
+    """Whether the anchor at ``mode`` is already computed or shared (the mode search's last
+    pass computes it when control variates will follow)."""
+    return computed((posterior,), _key(mode))
 
 
 def share_anchor(posterior, mode, G, responses):

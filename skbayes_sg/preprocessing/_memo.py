@@ -9,7 +9,7 @@ fit; a repeated call returns them with 0 evaluations, so the pass counts stay ho
 
 import weakref
 
-__all__ = ["once_per"]
+__all__ = ["computed", "once_per"]
 
 class _Node:
     """Results computed from one chain of owners, and the longer chains below it."""
@@ -49,3 +49,13 @@ def once_per(owners, key, compute):
         return node.results[key][0], 0
     node.results[key] = compute()
     return node.results[key]
+
+
+def computed(owners, key):
+    """Whether :func:`once_per` already holds a result for ``owners`` and ``key``."""
+    node = _ROOT
+    for owner in owners:
+        node = node.children.get(owner)
+        if node is None:
+            return False
+    return key in node.results

@@ -11,6 +11,7 @@ from scipy.optimize import minimize
 
 from ..models import GaussianPrior, minibatch_dtype
 from ..utils import ConvergenceWarning, user_stacklevel
+from ._anchor import share_anchor
 from ._kronecker import kronecker_covariance
 from ._laplace import DENSE_MAX_PARAMS, diagonal_curvature, kronecker_fits, uses_dense
 from ._newton import ModeResult, newton_mode
@@ -30,7 +31,7 @@ _SAMPLED_TOL, _TOL = 1e-6, 1e-10
 _REWHITEN = 60
 
 
-def find_mode(posterior, rng, *, max_iter=None):
+def find_mode(posterior, rng, *, max_iter=None, anchor=False):
     """Mode of ``posterior`` as a :class:`ModeResult` ``(theta, n_grad_evals, hessian)``.
 
     Models with a dense exact Hessian (``p <= DENSE_MAX_PARAMS``) use damped Newton (a few passes;
@@ -40,7 +41,9 @@ def find_mode(posterior, rng, *, max_iter=None):
     ``hessian`` is Newton's Hessian at the mode, or None; above ``4 * hessian_rows`` rows (of a
     posterior with ``cheap_subsets``) it is estimated on the warm start's subsample, of
     ``hessian_rows`` rows (``ModeResult.hessian_rows``), and Newton stops at the looser
-    ``_SAMPLED_TOL``.
+    ``_SAMPLED_TOL``.  With ``anchor`` (control variates at the mode will follow) Newton's last
+    pass also computes their anchor and hands it to
+    :func:`~skbayes_sg.preprocessing.share_anchor`: their own pass is saved.
     """
     if posterior.model.random_init:
         return ModeResult(*adam_mode(posterior, rng, n_epochs=max_iter))
@@ -50,9 +53,11 @@ def find_mode(posterior, rng, *, max_iter=None):
         sampled = (theta0 is not None and posterior.cheap_subsets
                    and posterior.n_rows >= 4 * hessian_rows(posterior))
         res = newton_mode(posterior, theta0=theta0, hessian0=hessian0, exact_hessian=not sampled,
-                          tol=_SAMPLED_TOL if sampled else _TOL)
+                          tol=_SAMPLED_TOL if sampled else _TOL, anchor=anchor)
         newton_evals += res.n_grad_evals
         if res.theta is not None:
+            if res.anchor is not None:
+                share_anchor(posterior, res.theta, *res.anchor)
             if res.hessian is None:  # sampled, and no fallback computed the exact one
                 H = warm.newton_terms(res.theta, hessian=True, value=False)[2]
                 newton_evals += 2 * warm.n_rows

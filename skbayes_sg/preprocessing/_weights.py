@@ -11,7 +11,7 @@ from scipy.linalg import get_blas_funcs
 
 from ..models import design
 from ..models._sparse import row_dot, row_sq_norms, squared
-from ._anchor import share_anchor, store_responses
+from ._anchor import anchor_known, share_anchor, store_responses
 from ._memo import once_per
 
 __all__ = ["curvature_weights", "gradient_norm_weights", "lipschitz_constants", "mix_uniform"]
@@ -133,7 +133,8 @@ def _curvature_weights(posterior, laplace, uniform_mix, rng):
     if model.is_glm and not model.is_regression and model.n_classes > 2:
         scores, evals = _softmax_scores(posterior, laplace), n
     elif model.is_glm:
-        scores, evals = _glm_scores(posterior, laplace, share=True), n
+        share = not anchor_known(posterior, laplace.mode)
+        scores, evals = _glm_scores(posterior, laplace, share=share), n
     else:
         scores, evals = _monte_carlo_scores(posterior, laplace, rng), (_MC_DRAWS + 1) * n
     return _finish(posterior, scores, uniform_mix), evals

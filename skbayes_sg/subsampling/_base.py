@@ -83,6 +83,12 @@ class BaseStrategy(ParamsMixin):
     def check_sampler(self, sampler):
         """Raise a ValueError if this strategy cannot work with ``sampler``."""
 
+    @property
+    def anchors_at_mode(self):
+        """Whether the build uses control variates anchored at the mode (then the mode search
+        computes their anchor on its last pass, :func:`~skbayes_sg.preprocessing.find_mode`)."""
+        return False
+
 
 class IndexedStrategy(BaseStrategy):
     """A strategy made of an index sampler and a correction.
@@ -95,6 +101,10 @@ class IndexedStrategy(BaseStrategy):
 
     def _correction(self):
         return resolve_correction(self.correction)
+
+    @property
+    def anchors_at_mode(self):
+        return self._correction().at_mode
 
     def validate(self):
         super().validate()

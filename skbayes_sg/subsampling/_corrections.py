@@ -101,11 +101,13 @@ class BaseCorrection(ParamsMixin):
     """Base of the corrections (hyperparameter holders).
 
     ``uses_anchor`` says whether the minibatch sums gradient *differences*
-    (then preference weights follow the curvature, not the gradient norm).
+    (then preference weights follow the curvature, not the gradient norm);
+    ``at_mode`` whether the anchor is the mode's (the mode search can then compute it).
     """
 
     name = None
     uses_anchor = True
+    at_mode = False
 
     def max_batch_size(self, n_rows):
         """Largest minibatch this correction allows (default ``n_rows``)."""
@@ -145,6 +147,7 @@ class ControlVariate(BaseCorrection):
     """
 
     name = "cv"
+    at_mode = True
 
     def __init__(self):
         pass
