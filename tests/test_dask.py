@@ -262,3 +262,28 @@ def test_auto_subsampling_switches_on_dask_as_in_memory(client, data):
         dsk = BayesianLogisticRegression(**kw).fit(*_dask(client, X, y))
     assert mem.diagnostics_["subsampling"] == dsk.diagnostics_["subsampling"] == "control_variates"
     assert dsk.diagnostics_["batch_size"] == mem.diagnostics_["batch_size"] == 100
+
+
+@pytest.mark.parametrize("float32", [False, True])
+def test_the_dask_anchor_comes_from_the_mode_search(client, data, float32):
+    # the mode search's last map-reduce pass leaves G and its point: no pass of the anchor's own,
+    # G the exact gradient there (oracle: the in-memory posterior's), and the gathered rows'
+    # responses evaluated at that point (oracle: model.response there)
+    from skbayes_sg.dask._strategies import _terms
+    from skbayes_sg.preprocessing import find_mode
+    from skbayes_sg.subsampling._corrections import ControlVariate
+
+    X, y = data[0], np.where(data[1] == 1, 1.0, -1.0)
+    X = X.astype(np.float32) if float32 else X
+    model = LogisticModel(D, 2)
+    prior = GaussianPrior(model.prior_precision(1.0))
+    dsk = DaskPosterior(model, prior, *_dask(client, X, y))
+    mode = find_mode(dsk, np.random.default_rng(0), anchor=True).theta
+    terms, anchor = _terms(dsk, type("L", (), {"mode": mode})(), ControlVariate())
+    assert terms.preprocessing_evals == 0 and anchor[1] is terms.mode
+    mem = Posterior(model, prior, X, y)
+    exact = mem.newton_terms(terms.mode, hessian=False)[1] - prior.grad(terms.mode[None])[0]
+    # float32: products rounded in chunks of other sizes (N terms of size ~1, eps 6e-8)
+    np.testing.assert_allclose(terms.offset, exact, rtol=1e-10, atol=1e-7 * N if float32 else 0)
+    H = mem.newton_terms(mode)[2]
+    assert (terms.mode - mode) @ H @ (terms.mode - mode) < 1e-6 * model.n_params

@@ -72,9 +72,9 @@ def test_curvature_pass_shares_the_control_variate_anchor(name, weighted, proble
     pb, lap, _ = problem(name, n=60, weighted=weighted)
     lap = laplace_at(pb, lap.mode, "auto")[0]
     _, evals = curvature_weights(pb, lap)
-    (G, r), shared = mode_anchor(pb, lap.mode)
+    (G, r, point), shared = mode_anchor(pb, lap.mode)
     G0, r0 = anchor_terms(replace(pb), lap.mode)
-    assert evals == pb.n_rows and shared == 0
+    assert evals == pb.n_rows and shared == 0 and point is lap.mode
     np.testing.assert_allclose(G, G0, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(r, r0, rtol=1e-12, atol=1e-12)
 

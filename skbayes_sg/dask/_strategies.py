@@ -14,6 +14,7 @@ import dask.array as da
 import numpy as np
 
 from ..models import Posterior
+from ..preprocessing import anchor_known, mode_anchor
 from ..preprocessing._weights import (_MC_DRAWS, _glm_scores, _monte_carlo_scores,
                                       _row_sq_norms, _softmax_scores)
 from ..subsampling import ExactGradient, GradientEstimator, UniformIndex
@@ -33,15 +34,18 @@ class _Responses:
 
 
 class DaskModeAnchor(ModeAnchor):
-    """Control variates at the mode: ``G`` by map-reduce, responses gathered with the rows."""
+    """Control variates at the mode: ``G`` from the mode search's last map-reduce pass (or one of
+    its own), responses gathered with the rows and evaluated where ``G`` was."""
 
     def __init__(self, posterior, mode):
         MinibatchSum.__init__(self, posterior.model)
-        self.mode = mode
-        self.offset = posterior.row_sum(posterior.model.grad_sum, mode[None, :])[0]
+        if anchor_known(posterior, mode):
+            (self.offset, _, self.mode), self.preprocessing_evals = mode_anchor(posterior, mode)
+        else:
+            self.mode, self.preprocessing_evals = mode, posterior.n_rows
+            self.offset = posterior.row_sum(posterior.model.grad_sum, mode[None, :])[0]
         self.responses = _Responses() if posterior.model.is_glm else None
         self.per_row = 1 if self.responses is not None else 2
-        self.preprocessing_evals = posterior.n_rows
 
 
 def _terms(posterior, laplace, correction):
@@ -51,7 +55,7 @@ def _terms(posterior, laplace, correction):
     terms = DaskModeAnchor(posterior, laplace.mode)
     if terms.responses is None:
         return terms, None
-    return terms, (posterior.model, laplace.mode, _compute_dtype(posterior) or np.float64)
+    return terms, (posterior.model, terms.mode, _compute_dtype(posterior) or np.float64)
 
 
 def _compute_dtype(posterior):
@@ -145,8 +149,9 @@ class DaskStrategy:
     def max_batch_size(self, n_rows):
         return self.strategy.max_batch_size(n_rows)
 
-    #: the anchor's gradient is a map-reduce pass of its own (:class:`DaskModeAnchor`)
-    anchors_at_mode = False
+    @property
+    def anchors_at_mode(self):
+        return self.strategy.anchors_at_mode
 
 
 def dask_strategy(strategy, gather_bytes=None):

@@ -1,6 +1,6 @@
 """Everything done once in ``fit`` before sampling: mode, Laplace, pilots."""
 
-from ._anchor import anchor_terms, mode_anchor, share_anchor
+from ._anchor import anchor_known, anchor_terms, mode_anchor, share_anchor
 from ._laplace import (DENSE_MAX_PARAMS, full_hessian, laplace_at, laplace_kind, mode_shift,
                        uses_dense, whitened_curvature)
 from ._lowrank import LOWRANK_RANK, lowrank_covariance
@@ -20,5 +20,5 @@ __all__ = [
     "ModeResult", "uses_dense", "lbfgs_mode", "mode_shift",
     "power_curvature", "whitened_curvature", "curvature_weights", "gradient_norm_weights",
     "lipschitz_constants", "mix_uniform", "once_per", "subsample_hessian", "anchor_terms",
-    "mode_anchor", "share_anchor",
+    "anchor_known", "mode_anchor", "share_anchor",
 ]

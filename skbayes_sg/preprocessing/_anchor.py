@@ -22,10 +22,11 @@ def _key(mode):
 
 
 def mode_anchor(posterior, mode):
-    """``((G, responses), n_grad_evals)``: :func:`anchor_terms`, once per posterior and mode
-    (0 evaluations when already computed or shared)."""
+    """``((G, responses, point), n_grad_evals)``: :func:`anchor_terms` at ``point = mode``, once
+    per posterior and mode (0 evaluations when already computed or shared; a shared anchor's
+    ``point`` may be an iterate within Newton's tolerance of ``mode``: the anchor is there)."""
     return once_per((posterior,), _key(mode),
-                    lambda: (anchor_terms(posterior, mode), posterior.n_rows))
+                    lambda: ((*anchor_terms(posterior, mode), mode), posterior.n_rows))
 
 
 def anchor_known(posterior, mode):
@@ -34,12 +35,15 @@ def anchor_known(posterior, mode):
     return computed((posterior,), _key(mode))
 
 
-def share_anchor(posterior, mode, G, responses):
-    """Record ``(G, responses)`` computed by another pass at ``mode`` for :func:`mode_anchor`.
+def share_anchor(posterior, mode, G, responses, point=None):
+    """Record ``(G, responses)`` computed by another pass at ``point`` (default ``mode``) for
+    :func:`mode_anchor` at ``mode``.
 
-    ``responses`` filled chunk by chunk with :func:`store_responses`.
+    ``responses`` (None for models that are not GLMs, or rows not in memory) filled chunk by
+    chunk with :func:`store_responses` or by Newton's passes.
     """
-    once_per((posterior,), _key(mode), lambda: ((G, responses), 0))
+    point = mode if point is None else point
+    once_per((posterior,), _key(mode), lambda: ((G, responses, point), 0))
 
 
 def store_responses(posterior, sl, r, out=None):

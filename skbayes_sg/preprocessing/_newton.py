@@ -60,7 +60,7 @@ class ModeResult(NamedTuple):
     iterate within 0.01 posterior sd of it; the Laplace approximation reuses it).
     ``hessian_rows``: None for a Hessian of all the rows, else the size of the uniform subsample
     it was estimated on (scaled to all the rows, :func:`~skbayes_sg.preprocessing.find_mode`).
-    ``anchor``: ``(G, responses)`` of the control-variate anchor when asked for (``newton_mode(...,
+    ``anchor``: ``(G, responses, point)`` of the control-variate anchor when asked for (``newton_mode(...,
     anchor=True)``) and the last pass computed it, else None."""
 
     theta: np.ndarray
@@ -75,20 +75,20 @@ class _Anchor:
 
     The search's last pass is at the iterate it stops at, within the tolerance of the mode (the
     mode itself, or for rounded positions the iterate its Newton target is computed from): what
-    control variates need there -- ``G = sum_i m_i ∇f_i`` and a GLM's ``r_i`` -- comes from that
-    pass, and their own pass over the rows is saved (on 10^6 x 50 float32 rows a fourth of the
-    mode search's passes).  The estimator stays exactly unbiased at any anchor whose ``G`` and
-    ``r_i`` agree; other models recompute ``∇f_i`` at the returned mode, so theirs must be it.
+    control variates need there -- ``G = sum_i m_i ∇f_i`` and a GLM's ``r_i`` (rows in memory)
+    -- comes from that pass, and their own pass over the rows is saved (on 10^6 x 50 float32
+    rows a fourth of the mode search's passes).  The estimator is exactly unbiased at any
+    anchor point whose ``G`` and ``∇f_i`` agree, so control variates use that point.
     """
 
     def __init__(self, posterior):
         self.out, self.at = posterior.response_buffer(), None
 
-    def terms(self, posterior, it, mode):
-        """``(G, responses)`` at ``it.theta`` if the last evaluation was there, else None."""
-        if self.at is not it.theta or (self.out is None and mode is not it.theta):
+    def terms(self, posterior, it):
+        """``(G, responses, it.theta)`` if the last evaluation was at ``it.theta``, else None."""
+        if self.at is not it.theta:
             return None
-        return it.grad - posterior.prior.grad(it.theta[None])[0], self.out
+        return it.grad - posterior.prior.grad(it.theta[None])[0], self.out, it.theta
 
 
 class _Iterate(NamedTuple):
@@ -206,7 +206,7 @@ def newton_mode(posterior, *, theta0=None, hessian0=None, max_iter=100, tol=1e-1
         finer = _finer(posterior, it.theta, step, decrement, previous, tol)
         if decrement < tol or finer or _at_floor(exact, it, decrement, previous):
             mode = it.theta - step if finer else it.theta
-            at = None if record is None else record.terms(posterior, it, mode)
+            at = None if record is None else record.terms(posterior, it)
             if h_exact and moved < _STALE:
                 return ModeResult(mode, evals, H, anchor=at)
             if not exact_hessian:

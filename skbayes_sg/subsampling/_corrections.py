@@ -83,13 +83,16 @@ class ModeAnchor(MinibatchSum):
     For GLMs the anchor terms ``∇f_i(theta_hat) = r_i(theta_hat) x~_i`` are
     stored as the scalars ``r_i`` (one gradient evaluation per row per
     step); other models recompute the minibatch's anchor gradients (two).
+    ``theta_hat`` is where the anchor was computed: ``mode``, or the mode search's last iterate
+    (within its tolerance of ``mode``) when that pass computed it
+    (:func:`~skbayes_sg.preprocessing.mode_anchor`).
     """
 
     def __init__(self, posterior, mode):
         super().__init__(posterior.model)
-        self.mode = mode
         # once per posterior and mode: batch_size="auto" builds the strategy twice
-        (self.offset, self.responses), self.preprocessing_evals = mode_anchor(posterior, mode)
+        (self.offset, self.responses, self.mode), self.preprocessing_evals = mode_anchor(
+            posterior, mode)
         self.per_row = 1 if self.responses is not None else 2
 
     def difference(self, theta, Xb, yb, w, idx, state, chains):
