@@ -96,6 +96,23 @@ def test_shifted_means_give_large_rhat(iid):
     assert np.all(split_rhat(shifted) > 1.1)
 
 
+def test_an_early_assessment_stops_at_a_failing_rhat(iid, monkeypatch):
+    # oracle: the full assessment. A failing R-hat leaves its block's ESS NaN (the verdict and
+    # the R-hat unchanged); a passing one is the full assessment itself
+    from skbayes_sg.diagnostics import _ess, assess
+
+    monkeypatch.setattr(_ess, "_BLOCK_ELEMENTS", 4 * 1000 * 2)  # blocks of two columns
+    shifted = iid + np.array([0.0, 0.0, 0.0, 1.5])[:, None, None] * [0, 0, 1]  # the last only
+    full, early = assess(shifted), assess(shifted, early=True)
+    np.testing.assert_array_equal(early.rhat, full.rhat)
+    assert full.rhat[2] > 1.1 and not early.converged and not full.converged
+    assert np.isnan(early.ess_bulk[2]) and np.isnan(early.ess_tail[2])
+    np.testing.assert_array_equal(early.ess_bulk[:2], full.ess_bulk[:2])  # the passing block
+    assert early.problems[0] == full.problems[0]  # the R-hat sentence
+    for a, b in zip(assess(iid, early=True), assess(iid)):
+        np.testing.assert_array_equal(a, b) if isinstance(a, np.ndarray) else a == b
+
+
 def test_different_variances_caught_by_folded_rhat(iid):
     scaled = iid * np.array([1.0, 1.0, 1.0, 3.0])[:, None, None]
     assert np.all(split_rhat(scaled, method="bulk") < 1.02)

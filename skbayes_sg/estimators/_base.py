@@ -194,8 +194,10 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
     _judged_as = None
 
     def _judge(self, posterior):
-        """``draws -> Assessment``: the verdict of ``fit`` (parameters; the MLP and the softmax
-        override it, and name their columns ``diagnostics_[f"{_judged_as}_rhat"]``, ...)."""
+        """``(draws, early=False) -> Assessment``: the verdict of ``fit`` (parameters; the MLP
+        and the softmax override it, and name their columns
+        ``diagnostics_[f"{_judged_as}_rhat"]``, ...); ``early`` as in
+        :func:`~skbayes_sg.diagnostics.assess`."""
         return assess
 
     def _set_diagnostics(self, prep, evals, steps, info, pre_seconds, seconds, verdict):

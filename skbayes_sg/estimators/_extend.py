@@ -7,7 +7,9 @@ as it has sampled so far (so the sampling phase doubles), stored at twice the sp
 the new draws are then thinned by two, so ``draws_`` keeps ``n_draws`` per chain and memory stays
 fixed.  The budget is therefore at most ``2 ** max_doublings`` times the requested sampling steps
 (8x for the default 3), like ``max_iter`` of an iterative solver; past it ``fit`` warns with the
-figures.  Each extension uses its own chain streams (``streams.extension(k)``), so the result is
+figures.  The judgements before a possible doubling stop at a failing R-hat
+(``judge(draws, early=True)``, :func:`~skbayes_sg.diagnostics.assess`): the ESS are computed
+for the verdict ``fit`` keeps.  Each extension uses its own chain streams (``streams.extension(k)``), so the result is
 reproducible and independent of ``n_jobs``.  The kernel state restarts at the last draw: momenta
 are redrawn (a valid Gibbs refresh), a thermostat restarts at its initial value, HMC keeps its
 adapted step size (no new warm-up) and control-variate / SVRG anchors are recomputed.
@@ -68,9 +70,10 @@ def extend_until_converged(sampler, prep, streams, result, judge, *, max_doublin
     doublings run.
     """
     draws, evals, steps, info, seconds = result
-    verdict, rounds, before, projected = judge(draws), 0, None, None
     if n_draws < 2 * ESS_PER_CHAIN:
         max_doublings = 0
+    early = max_doublings > 0  # a failing R-hat decides; the ESS are left for the last verdict
+    verdict, rounds, before, projected = judge(draws, early=early), 0, None, None
     while not verdict.converged and rounds < max_doublings:
         if before is not None:
             projected = doublings_needed(before, verdict)
@@ -89,7 +92,10 @@ def extend_until_converged(sampler, prep, streams, result, judge, *, max_doublin
             thin=spacing, n_jobs=n_jobs, progress=progress)
         draws = _thin_pair(draws, new)
         evals, seconds = evals + more, seconds + secs
-        before, verdict = verdict, judge(draws)
+        early = rounds < max_doublings
+        before, verdict = verdict, judge(draws, early=early)
+    if early and not verdict.converged:  # stopped on a projection: the whole verdict
+        verdict = judge(draws)
     stopped = not verdict.converged and rounds < max_doublings
     info = {**info, "n_doublings": rounds, "sampling_steps": n_draws * thin * 2 ** rounds,
             "doublings_needed": projected if stopped else None}

@@ -134,7 +134,8 @@ class BayesianLogisticRegression(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC)
             return assess
         noun = "identified softmax quantities (class-centred coefficients and intercepts, and " \
                "their class means)"
-        return lambda draws: assess(_identified(model, draws), noun=noun)
+        return lambda draws, early=False: assess(_identified(model, draws), noun=noun,
+                                                 early=early)
 
     def _store_summaries(self):
         mean = self._posterior_mean()

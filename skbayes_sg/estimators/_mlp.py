@@ -135,10 +135,10 @@ class BayesianMLPClassifier(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC):
         model = posterior.model
         noun = "training-row predictive log-probabilities"
 
-        def judge(draws):
+        def judge(draws, early=False):
             C, D, p = draws.shape
             loglik = -model.nll(draws.reshape(C * D, p), X, y).reshape(C, D, rows.size)
-            verdict = assess(loglik, noun=noun)
+            verdict = assess(loglik, noun=noun, early=early)
             if verdict.converged or C < 2 or np.all(np.isnan(verdict.rhat)):
                 return verdict
             problems = convergence_problems(verdict.rhat, verdict.ess_bulk, verdict.ess_tail, C,
