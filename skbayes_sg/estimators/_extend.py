@@ -9,9 +9,10 @@ fixed.  The budget is therefore at most ``2 ** max_doublings`` times the request
 (8x for the default 3), like ``max_iter`` of an iterative solver; past it ``fit`` warns with the
 figures.  The judgements before a possible doubling stop at a failing R-hat
 (``judge(draws, early=True)``, :func:`~skbayes_sg.diagnostics.assess`): the ESS are computed
-for the verdict ``fit`` keeps.  Each extension uses its own chain streams (``streams.extension(k)``), so the result is
-reproducible and independent of ``n_jobs``.  The kernel state restarts at the last draw: momenta
-are redrawn (a valid Gibbs refresh), a thermostat restarts at its initial value, HMC keeps its
+for the verdict ``fit`` keeps.  Each extension uses its own chain streams
+(``streams.extension(k)``), so the result is reproducible and independent of ``n_jobs``.  The
+kernel state restarts at the last draw: momenta are redrawn (a valid Gibbs refresh), a
+thermostat restarts at its initial value, HMC keeps its
 adapted step size (no new warm-up) and control-variate / SVRG anchors are recomputed.
 
 Runs with fewer than ``2 * ESS_PER_CHAIN`` stored draws per chain are not extended: thinning

@@ -11,7 +11,6 @@ both on the way when asked (:func:`~skbayes_sg.preprocessing.find_mode`): no pas
 
 import numpy as np
 
-from ..models import minibatch_dtype
 from ._memo import computed, once_per
 
 __all__ = ["anchor_known", "anchor_terms", "mode_anchor", "share_anchor", "store_responses"]
@@ -55,8 +54,7 @@ def store_responses(posterior, sl, r, out=None):
     and cast: the copies took 0.28 s of a 10^7-row fit.
     """
     if out is None:
-        dtype = minibatch_dtype(posterior.X) or np.float64
-        out = np.empty((posterior.n_rows,) + np.shape(r)[1:], dtype=dtype)
+        out = posterior.response_buffer()
     out[sl] = r
     return out
 
