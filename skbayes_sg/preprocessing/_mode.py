@@ -21,7 +21,8 @@ __all__ = ["ModeResult", "adam_batch", "adam_mode", "adam_starts", "find_mode", 
 
 # Above 4 x hessian_rows rows (_warm) the full-data Newton stops at a decrement below
 # _SAMPLED_TOL p (the mode within about 0.01 posterior sd in all, far inside that subsample
-# Hessian's error; the anchor's gradient is exact at whatever mode is returned): two fewer passes
+# Hessian's error; control variates are exact at whatever anchor they get, Newton's last
+# iterate included, since its G and responses agree): two fewer passes
 # on 10^7 x 50 float32 rows (five -> three), one on 10^6; elsewhere Newton's own tolerance, _TOL
 _SAMPLED_TOL, _TOL = 1e-6, 1e-10
 # Softmax L-BFGS runs in Kronecker coordinates from the start (exact there), re-whitened once at
