@@ -46,8 +46,10 @@ from skbayes_sg.samplers import (
 
 N_SE = 4.0  # Monte-Carlo standard errors allowed
 AUTO_TOL = 0.05  # stationary-variance error that the accurate step promises
-SG_NAMES = ["sgld", "psgld", "sghmc", "sgnht"]
-EXACT_ORACLE = {"sgld", "sghmc"}  # linear recursions: stationary_variance is exact
+SG_NAMES = ["sgld", "psgld", "sghmc", "aboba", "sgnht"]
+EXACT_ORACLE = {"sgld", "sghmc", "aboba"}  # linear recursions: stationary_variance is exact
+# the registry's samplers, and SGHMC with its symmetric splitting
+MAKE = {**SAMPLERS, "aboba": lambda: SGHMC(integrator="aboba")}
 
 
 class GaussianTarget:
@@ -154,7 +156,7 @@ def _predicted_second(sampler, h, precond_S, S):
 
 def _sampler_on_gaussian(name, preconditioned):
     """Sampler, target and step-size inputs for the dense(S) or identity() case."""
-    sampler = SAMPLERS[name]()
+    sampler = MAKE[name]()
     p = 4
     if preconditioned:
         mu, S = _gaussian(p, 30.0, seed=1)
@@ -167,7 +169,7 @@ def _sampler_on_gaussian(name, preconditioned):
 
 
 @pytest.mark.parametrize("preconditioned", [True, False], ids=["dense", "identity"])
-@pytest.mark.parametrize("name", ["sgld", "psgld", "sghmc", "sgnht", "hmc"])
+@pytest.mark.parametrize("name", ["sgld", "psgld", "sghmc", "aboba", "sgnht", "hmc"])
 def test_gaussian_moments(name, preconditioned):
     sampler, mu, S, precond, M, lam = _sampler_on_gaussian(name, preconditioned)
     target = GaussianTarget(mu, S)
@@ -211,13 +213,13 @@ def _noisy_isotropic(sampler, h, lam, nu, n_chains=64, n_draws=10000, seed=0, p=
 
 # Fixed steps (times 1/lam) inside stability but far outside the 5% accuracy:
 # SGLD and SGHMC inflate the variance by ~40%, SGNHT under-disperses by ~11%.
-LARGE_STEP = {"sgld": 0.5, "psgld": 0.5, "sghmc": 0.4, "sgnht": 0.3}
+LARGE_STEP = {"sgld": 0.5, "psgld": 0.5, "sghmc": 0.4, "aboba": 0.4, "sgnht": 0.3}
 
 
 @pytest.mark.parametrize("name", SG_NAMES)
 def test_gradient_noise_accurate_vs_fixed_step(name):
     # U = lam |theta|^2 / 2 in 8 dimensions, gradient noise of variance nu.
-    sampler, lam, nu = SAMPLERS[name](), 2.0, 4.0
+    sampler, lam, nu = MAKE[name](), 2.0, 4.0
     var, se = _noisy_isotropic(sampler, auto_step_size(sampler, lam, nu, tol=AUTO_TOL), lam, nu)
     assert abs(var - 1.0) <= AUTO_TOL + N_SE * se
     h_big = LARGE_STEP[name] / lam
@@ -229,12 +231,12 @@ def test_gradient_noise_accurate_vs_fixed_step(name):
         assert abs(var_big - oracle) <= N_SE * se_big
 
 
-@pytest.mark.parametrize("name", ["sgld", "sghmc"])
+@pytest.mark.parametrize("name", ["sgld", "sghmc", "aboba"])
 def test_noise_correction_leaves_the_exact_gradient_scheme(name):
     # U = lam |theta|^2 / 2 with gradient noise of variance nu = 4 at a step where it inflates
     # the variance by a further ~20%: subtracting the measured nu from the injected noise gives
     # the stationary variance of the noise-free scheme (the closed form at nu = 0)
-    sampler, lam, nu, h = SAMPLERS[name](), 2.0, 4.0, 0.2
+    sampler, lam, nu, h = MAKE[name](), 2.0, 4.0, 0.2
     target = NoisyIsotropic(lam, nu, 0)
     kernel = sampler.build_kernel(target, h, identity(), noise_correction=np.full(8, nu))
     theta0 = np.random.default_rng(0).standard_normal((64, 8)) / np.sqrt(lam)
@@ -246,15 +248,16 @@ def test_noise_correction_leaves_the_exact_gradient_scheme(name):
     assert abs(var - exact) <= N_SE * se
 
 
-@pytest.mark.parametrize("name", ["sgld", "sghmc"])
+@pytest.mark.parametrize("name", ["sgld", "sghmc", "aboba"])
 def test_noise_correction_removes_at_most_half_the_injected_noise(name):
-    sampler, h, p = SAMPLERS[name](), 0.1, 20000
+    sampler, h, p = MAKE[name](), 0.1, 20000
     correction = np.where(np.arange(p) < p // 2, 1e9, 0.0)  # far beyond what can be removed
     kernel = sampler.build_kernel(NoisyIsotropic(1.0, 0.0, 0), h, identity(),
                                   noise_correction=correction)
     block = kernel.draw_block(_rngs(2), 4, p)  # SGHMC: (noise, EWSG uniforms) per step
     noise = np.asarray([step[0] for step in block] if name == "sghmc" else block)
-    injected = {"sgld": h, "sghmc": 2.0 * h}[name]  # sqrt(h) xi; sqrt(2 gamma h) xi
+    # sqrt(h) xi; sqrt(2 gamma h) xi; sqrt(1 - a^2) xi, a = e^{-gamma h}
+    injected = {"sgld": h, "sghmc": 2.0 * h, "aboba": 1.0 - np.exp(-2.0 * h)}[name]
     sd = noise.reshape(-1, 2, p // 2).std(axis=(0, 2))  # corrected half, untouched half
     np.testing.assert_allclose(sd**2, [0.5 * injected, injected], rtol=0.03)
 
@@ -262,7 +265,7 @@ def test_noise_correction_removes_at_most_half_the_injected_noise(name):
 @pytest.mark.parametrize("name", ["psgld", "sgnht"])
 def test_noise_correction_needs_sgld_or_sghmc(name):
     with pytest.raises(ValueError, match="noise_correction needs sampler='sgld' or 'sghmc'"):
-        SAMPLERS[name]().build_kernel(NoisyIsotropic(1.0, 1.0, 0), 0.1, identity(),
+        MAKE[name]().build_kernel(NoisyIsotropic(1.0, 1.0, 0), 0.1, identity(),
                                       noise_correction=np.ones(2))
 
 
@@ -289,7 +292,7 @@ def test_hmc_acceptance_after_adaptation(target_accept, preconditioned):
 def test_step_does_not_mutate_state(name):
     mu, S = _gaussian(3, 10.0, seed=5)
     target = GaussianTarget(mu, S)
-    kernel = SAMPLERS[name]().build_kernel(target, 0.3, dense(S))
+    kernel = MAKE[name]().build_kernel(target, 0.3, dense(S))
     rngs = _rngs(4)
     state = start = kernel.init(np.tile(mu, (4, 1)), rngs)
     randoms = kernel.draw_block(rngs, 6, 3)
@@ -336,7 +339,7 @@ def test_chain_independent_of_other_chains(name):
     # dense matrix product may round differently for 1 row and for 4 (BLAS).
     mu, S = np.array([1.0, -2.0, 0.5]), np.diag([1.0, 4.0, 9.0])
     target = GaussianTarget(mu, S)
-    kernel = SAMPLERS[name]().build_kernel(target, 0.2, diagonal(np.diag(S)))
+    kernel = MAKE[name]().build_kernel(target, 0.2, diagonal(np.diag(S)))
     theta0 = mu + np.random.default_rng(7).standard_normal((4, 3))
     together, _ = _run(kernel, target, theta0, _rngs(4, seed=8), 150, 150, block=64)
     alone, _ = _run(kernel, target, theta0[:1], _rngs(1, seed=8), 150, 150, block=64)
@@ -351,7 +354,7 @@ def test_ewsg_with_identical_candidates_is_the_plain_chain(name):
     mu, S = np.array([1.0, -2.0, 0.5]), np.diag([1.0, 4.0, 9.0])
     runs = {}
     for M in (1, 3):
-        trace = run_chains(SAMPLERS[name](), GaussianTarget(mu, S, n_candidates=M),
+        trace = run_chains(MAKE[name](), GaussianTarget(mu, S, n_candidates=M),
                            mu + np.ones((2, 3)), _rngs(2, seed=3), _rngs(2, seed=4),
                            step_size=0.2, precond=diagonal(np.diag(S)), n_warmup=0,
                            n_draws=100)
@@ -408,11 +411,11 @@ def test_metropolis_pick_follows_the_acceptance_rule():
     np.testing.assert_array_equal(metropolis_pick(energy, u), [1, 2, 1])
 
 
-@pytest.mark.parametrize("name", ["psgld", "hmc"])
+@pytest.mark.parametrize("name", ["psgld", "hmc", "aboba"])
 def test_ewsg_needs_a_fixed_metric_gaussian_kernel(name):
     target = GaussianTarget(np.zeros(2), np.eye(2), n_candidates=2)
-    with pytest.raises(ValueError, match="use sampler='sgld', 'sghmc' or 'sgnht'"):
-        SAMPLERS[name]().build_kernel(target, 0.1, identity())
+    with pytest.raises(ValueError, match="use sampler='sgld', 'sghmc' \\(integrator='euler'\\)"):
+        MAKE[name]().build_kernel(target, 0.1, identity())
 
 
 @pytest.mark.parametrize("sampler, param", [
@@ -443,9 +446,9 @@ def test_preconditioners_share_one_interface():
 
 def test_params_protocol_and_clone():
     sampler = SGHMC(friction=0.3)
-    assert sampler.get_params() == {"friction": 0.3}
+    assert sampler.get_params() == {"friction": 0.3, "integrator": "euler"}
     twin = clone(sampler)
-    assert twin is not sampler and twin.get_params() == {"friction": 0.3}
+    assert twin is not sampler and twin.get_params() == {"friction": 0.3, "integrator": "euler"}
     assert sampler.set_params(friction=0.7) is sampler and sampler.friction == 0.7
     assert twin.friction == 0.3
     with pytest.raises(ValueError, match="friction"):
@@ -457,4 +460,28 @@ def test_params_protocol_and_clone():
         "sgld": SGLD, "psgld": PSGLD, "sghmc": SGHMC, "sgnht": SGNHT, "hmc": HMC}
     assert HMC.needs_exact_gradient and not SGLD.needs_exact_gradient
     assert HMC.adapts_step_size and not SGHMC.adapts_step_size
-    assert {k for k, v in SAMPLERS.items() if v.couples_index} == {"sgld", "sghmc", "sgnht"}
+    assert {k for k, v in SAMPLERS.items() if v().couples_index} == {"sgld", "sghmc", "sgnht"}
+    assert not SGHMC(integrator="aboba").couples_index
+
+
+def test_aboba_position_variance_is_exact_at_every_stable_step():
+    # the splitting's stationary theta-variance on a Gaussian is 1/lam for h^2 lam < 4 (no
+    # gradient noise); Euler SGHMC's error grows with h, and both are unstable beyond
+    aboba, euler, lam = SGHMC(integrator="aboba"), SGHMC(), 1.7
+    h = np.linspace(0.05, 1.5, 30)
+    np.testing.assert_allclose(lam * aboba.stationary_variance(h, lam, 0.0), 1.0, rtol=1e-9)
+    assert lam * euler.stationary_variance(0.5, lam, 0.0) > 1.05
+    assert aboba.stationary_variance(2.0 / np.sqrt(lam) + 1e-3, lam, 0.0) == np.inf
+
+
+def test_aboba_noise_cap_and_larger_auto_step():
+    aboba = SGHMC(friction=0.9, integrator="aboba")
+    for top in (0.05, 0.8, 30.0):
+        h = aboba.subtraction_cap(top)
+        np.testing.assert_allclose(0.5 * aboba.subtractable_noise(h), top, rtol=1e-9)
+    assert aboba.subtraction_cap(0.0) == np.inf
+    # little gradient noise: the splitting's automatic step reaches its cap, Euler's stops at
+    # its 5% error
+    h_aboba, h_euler = (auto_step_size(s, 1.0, 0.05, lam_min=0.9)
+                        for s in (aboba, SGHMC(friction=0.9)))
+    assert h_aboba == pytest.approx(aboba.max_step, rel=0.02) and h_euler < 0.6 * h_aboba

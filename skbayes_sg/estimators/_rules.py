@@ -13,8 +13,8 @@ grid such that ``lam v(h')`` is within ``tol`` (default 5%) of 1 at ``lam_max`` 
 every grid step ``h' <= h`` (errors of opposite sign must not cancel by luck at one large step) --
 so the step shrinks automatically as the gradient noise grows (``N/b`` large without control
 variates), and stays large when control variates make the noise small.  The result is capped at
-``max_step`` (default 0.5: beyond it the mixing gain is small and the Gaussian approximation of the
-posterior matters more).  HMC adapts its own step (``sampler.adapts_step_size``) and starts from
+``max_step`` (the sampler's: 0.5, beyond which the mixing gain is small and the Gaussian
+approximation of the posterior matters more; 0.75 for SGHMC's second-order ABOBA splitting).  HMC adapts its own step (``sampler.adapts_step_size``) and starts from
 ``1 / sqrt(lam_max)``.
 
 Subtracting the measured noise
@@ -59,7 +59,7 @@ def variance_error(sampler, h, lam_max, nu, *, lam_min=None, n_data=1, nu_low=No
                for lam in lams for n in nus)
 
 
-def auto_step_size(sampler, lam_max, nu, *, lam_min=None, n_data=1, tol=0.05, max_step=0.5,
+def auto_step_size(sampler, lam_max, nu, *, lam_min=None, n_data=1, tol=0.05, max_step=None,
                    nu_low=None, h_cap=np.inf):
     """Largest accurate step on the whitened Gaussian (see module docstring).
 
@@ -69,6 +69,7 @@ def auto_step_size(sampler, lam_max, nu, *, lam_min=None, n_data=1, tol=0.05, ma
     (``sampler.step_scale``).
     """
     lam_min = lam_max if lam_min is None else lam_min
+    max_step = sampler.max_step if max_step is None else max_step
     top = min(max_step / np.sqrt(lam_max * max(lam_max, 1.0)), h_cap)
     grid = np.geomspace(min(1e-7, top), top, 400)
     bad = np.zeros(grid.size, dtype=bool)
@@ -98,8 +99,7 @@ def step_rule(sampler, noise, subtract=False, quantile=0.99):
         return {"nu": noise.level(), "nu_low": None, "h_cap": np.inf}
     top = float(np.quantile(noise.variance, quantile))
     high, low = noise.bounds(np.minimum(noise.variance, top))
-    cap = 0.5 * sampler.subtractable_noise(1.0) / top if top > 0 else np.inf
-    return {"nu": high, "nu_low": low, "h_cap": cap}
+    return {"nu": high, "nu_low": low, "h_cap": sampler.subtraction_cap(top)}
 
 
 def best_step(sampler, lam_max, noise, *, lam_min=None, n_data=1, subtract=False):

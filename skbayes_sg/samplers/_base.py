@@ -68,6 +68,7 @@ class BaseSampler(ParamsMixin):
     adapts_step_size = False
     couples_index = False
     subtracts_noise = False
+    max_step = 0.5  # cap of the automatic whitened step (estimators._rules.auto_step_size)
 
     def build_kernel(self, estimator, step_size, precond, noise_correction=None):
         """Return a :class:`Kernel` for ``estimator`` at ``step_size`` with ``precond``.
@@ -84,7 +85,8 @@ class BaseSampler(ParamsMixin):
                              "potential U(theta): use subsampling='full' or 'compressed'.")
         if estimator.n_candidates > 1 and not self.couples_index:
             raise ValueError("ewsg needs a sampler with a fixed-metric Gaussian kernel: use "
-                             f"sampler='sgld', 'sghmc' or 'sgnht' (got sampler={self.name!r}).")
+                             "sampler='sgld', 'sghmc' (integrator='euler') or 'sgnht' (got "
+                             f"{self!r}).")
         h = float(step_size)
         if noise_correction is None:
             return self._build(estimator, h, precond)
@@ -100,6 +102,12 @@ class BaseSampler(ParamsMixin):
         (samplers with ``subtracts_noise``; not pSGLD, SGNHT, whose thermostat absorbs the
         noise, or HMC).  See :meth:`build_kernel`."""
         raise NotImplementedError(f"{type(self).__name__} does not subtract gradient noise.")
+
+    def subtraction_cap(self, top):
+        """Largest step at which a correction of ``top`` is at most half the injected noise
+        (``subtractable_noise(h) >= 2 top``); ``subtractable_noise`` falling like ``1 / h``
+        (SGLD, Euler SGHMC) gives ``subtractable_noise(1) / (2 top)``."""
+        return 0.5 * self.subtractable_noise(1.0) / top if top > 0 else np.inf
 
     def can_subtract_noise(self, estimator):
         """Whether :meth:`build_kernel` takes a ``noise_correction`` for ``estimator``."""

@@ -52,8 +52,8 @@ class EWSG(Uniform):
         if not sampler.couples_index:
             raise ValueError(
                 f"ewsg needs a sampler that picks among candidate minibatch gradients "
-                f"(couples_index): use sampler='sghmc' or 'sgnht' (or 'sgld'), got "
-                f"sampler={sampler.name!r}. Its weights come from the Langevin kernel "
+                "(couples_index): use sampler='sghmc' (integrator='euler') or 'sgnht' (or "
+                f"'sgld'), got sampler={sampler!r}. Its weights come from the Langevin kernel "
                 "(seed 002 §4.2).")
 
     def build(self, posterior, laplace, *, batch_size, rng):
