@@ -216,6 +216,30 @@ def test_auto_friction_follows_the_smallest_curvature():
     assert auto["sampler"] == "sghmc" and 0.5 <= auto["friction"] < 0.95
     assert auto["friction"] == pytest.approx(auto_friction(auto["curvature_min"]))
     assert given["friction"] == 1.0
+    assert auto["integrator"] == given["integrator"] == "euler"  # 3,000 rows: see below
+
+
+def test_auto_sampler_splits_from_10000_rows_without_ewsg():
+    # sampler="auto" runs SGHMC's ABOBA splitting where the measured noise is subtracted (from
+    # 10,000 rows), Euler on smaller data and with EWSG; a named "sghmc" is Chen et al.'s Euler
+    from skbayes_sg import BayesianLogisticRegression
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(12_000, 5))
+    y = (X @ rng.normal(size=5) + rng.logistic(size=12_000) > 0).astype(int)
+    fast = dict(n_warmup=20, n_draws=20, n_chains=2, max_doublings=0, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        runs = {"auto": BayesianLogisticRegression(**fast).fit(X, y),
+                "small": BayesianLogisticRegression(**fast).fit(X[:9_000], y[:9_000]),
+                "ewsg": BayesianLogisticRegression(subsampling="ewsg", **fast).fit(X, y),
+                "named": BayesianLogisticRegression(sampler="sghmc", **fast).fit(X, y)}
+    d = {k: r.diagnostics_ for k, r in runs.items()}
+    assert {k: v["integrator"] for k, v in d.items()} == {
+        "auto": "aboba", "small": "euler", "ewsg": "euler", "named": "euler"}
+    # the splitting's automatic step is its cap (not Euler's 5% error) when the noise is small
+    assert d["auto"]["step_size"] > 1.3 * d["named"]["step_size"]
+    assert d["auto"]["variance_error"] <= 0.05
 
 
 def test_auto_subsampling_builds_the_curvature_weights_only_where_they_can_pay():

@@ -212,6 +212,7 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
             "sampler": prep.sampler.name,
             "subsampling": prep.info["subsampling"],
             "friction": getattr(prep.sampler, "friction", None),
+            "integrator": getattr(prep.sampler, "integrator", None),
             "step_size": float(np.mean(steps)),
             "step_size_per_chain": steps,
             "auto_step_size": prep.tuning.auto_step_size,
