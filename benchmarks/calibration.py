@@ -51,6 +51,7 @@ PLAN = {  # problem -> configurations (--all-pairs: every pair and hmc+full on e
     "logistic_corr20k": ["default", *_SOME, "sghmc+uniform", "uniform, step_size=0.1"],
     "softmax_4class": ["default", *_SOME, "sghmc+full"],
     "linear_noise_diabetes": ["default", "hmc+full", *_SOME, "sghmc+uniform", "sghmc+full"],
+    "softmax_20k": ["default", "sghmc+preferential_cv"],  # ABOBA (auto) beside Euler (named)
 }
 QUICK_PLAN = {"linear_exact_diabetes": ["default", "sghmc+full"],
               "logistic_400": ["default", "sgld, step_size=5"]}
