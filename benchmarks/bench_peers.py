@@ -1,4 +1,5 @@
-"""Every sampler x subsampling at its defaults against NumPyro NUTS, and speed vs BlackJAX.
+"""The default and every sampler x subsampling at its defaults against NumPyro NUTS, and speed
+vs BlackJAX.
 
 Usage::
 
@@ -250,8 +251,9 @@ def main():
         write_markdown(args.markdown, markdown(res, args))
         return save_plot(_figure(res), args.plot)
     peers = _peers.available()
-    combos = ([("sghmc", "preferential_cv"), ("hmc", "uniform")] if args.quick else
-              [(a, b) for a in SAMPLERS for b in SUBSAMPLING])
+    combos = [("auto", "auto")] + (  # the default first, then every named pair
+        [("sghmc", "preferential_cv"), ("hmc", "uniform")] if args.quick else
+        [(a, b) for a in SAMPLERS for b in SUBSAMPLING])
     res = {"peers": peers, "problems": {}}
     for name, X, y in problems(args):
         print(f"[{name}] reference", flush=True)
@@ -259,8 +261,9 @@ def main():
         p = res["problems"][name] = {"shape": list(X.shape), "reference": rinfo, "combos": {},
                                      "peers": run_blackjax(X, y, ref, args) if peers else {}}
         for smp, sub in combos:
-            print(f"[{name}] {smp} + {sub}", flush=True)
-            p["combos"][f"{smp} + {sub}"] = run_combo(smp, sub, X, y, ref, args)
+            key = "default" if smp == sub == "auto" else f"{smp} + {sub}"
+            print(f"[{name}] {key}", flush=True)
+            p["combos"][key] = run_combo(smp, sub, X, y, ref, args)
         if peers:  # the per-step comparison with BlackJAX, at its batch
             p["speed"] = {k: run_combo(*k.split(" + "), X, y, ref, args, batch_size=BJ_BATCH)
                           for k, _ in SPEED_PAIRS}
