@@ -10,13 +10,13 @@ default=see signature
         ``"sghmc"``, with its friction ``sqrt(lam_min)`` within ``[0.5, 1]`` for the smallest
         measured curvature ``lam_min`` of the preconditioned posterior (1 for an exact Laplace;
         ``diagnostics_["friction"]``) and, from 10,000 rows on, the ABOBA splitting
-        (``SGHMC(integrator="aboba")``: no discretisation error of the position on a Gaussian,
-        so the automatic step is larger and each step mixes further; Euler on smaller data, for
-        the MLP and with ``subsampling="ewsg"``; ``diagnostics_["integrator"]``), except when the minibatch reaches every row (small
-        data, or a noisy problem whose automatic batch grows to ``N``): the gradient is then
-        exact and ``"hmc"`` with ``subsampling="full"`` runs instead, whose Metropolis test
-        removes the discretisation error and the rare tail excursions of a full-batch
-        diffusion.  The sampler that ran is ``diagnostics_["sampler"]``.
+        (``SGHMC(integrator="aboba")``: no discretisation error of the position on a Gaussian, so
+        the automatic step is larger and each step mixes further; Euler on smaller data, for the
+        MLP and with ``subsampling="ewsg"``; ``diagnostics_["integrator"]``), except when the
+        minibatch reaches every row (small data, or a noisy problem whose automatic batch grows to
+        ``N``): the gradient is then exact and ``"hmc"`` with ``subsampling="full"`` runs instead,
+        whose Metropolis test removes the discretisation error and the rare tail excursions of a
+        full-batch diffusion.  The sampler that ran is ``diagnostics_["sampler"]``.
     subsampling : str or strategy object, default=see signature
         Gradient estimator, a string shortcut or an object from
         :mod:`skbayes_sg.subsampling` (e.g. ``ControlVariates()``).  ``"auto"`` (the GLM

@@ -12,10 +12,10 @@ linear-Gaussian, so its stationary variance ``v(h)`` is known in closed form
 grid such that ``lam v(h')`` is within ``tol`` (default 5%) of 1 at ``lam_max`` and ``lam_min`` for
 every grid step ``h' <= h`` (errors of opposite sign must not cancel by luck at one large step) --
 so the step shrinks automatically as the gradient noise grows (``N/b`` large without control
-variates), and stays large when control variates make the noise small.  The result is capped at
+variates), and stays large when control variates make the noise small. The result is capped at
 ``max_step`` (the sampler's: 0.5, beyond which the mixing gain is small and the Gaussian
-approximation of the posterior matters more; 0.75 for SGHMC's second-order ABOBA splitting).  HMC adapts its own step (``sampler.adapts_step_size``) and starts from
-``1 / sqrt(lam_max)``.
+approximation of the posterior matters more; 0.75 for SGHMC's second-order ABOBA splitting). HMC
+adapts its own step (``sampler.adapts_step_size``) and starts from ``1 / sqrt(lam_max)``.
 
 Subtracting the measured noise
 ------------------------------

@@ -29,7 +29,7 @@ from scipy.optimize import brentq
 from ._base import Kernel, chain_block, chain_normals, fixed_step
 from ._lyapunov import position_variance
 
-__all__ = ["ABOBAState", "aboba_kernel", "aboba_noise_room", "aboba_variance", "aboba_cap"]
+__all__ = ["ABOBAState", "aboba_cap", "aboba_kernel", "aboba_noise_room", "aboba_variance"]
 
 
 class ABOBAState(NamedTuple):
