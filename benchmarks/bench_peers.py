@@ -138,7 +138,8 @@ def run_combo(sampler, sub, X, y, ref, args, **params):
     secs = time.perf_counter() - t0
     d = m.diagnostics_
     ess = float(np.nanmin(d["ess"]))
-    steps = m.n_chains * (m.n_warmup + m.n_draws)
+    # every step run, the extensions' included (the draws kept are thinned back to n_draws)
+    steps = m.n_chains * (m.n_warmup + d.get("sampling_steps", m.n_draws * m.thin))
     return {**compare(m.draws_, ref), "seconds": secs, "data_passes": float(d["data_passes"]),
             "preprocessing_s": float(d["preprocessing_seconds"]),
             "us_per_step": 1e6 * float(d["sampling_seconds"]) / steps,
