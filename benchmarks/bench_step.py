@@ -14,7 +14,9 @@ Implementations, all in one run and interleaved round-robin (``--repeats`` round
 * ``numpy, 4 chains, shared minibatch``: four logistic chains stacked as a ``(4, p)`` array on
   one gathered minibatch per step (their gradient noise is then correlated across chains);
 * ``skbayes_sg``: ``diagnostics_["sampling_seconds"]`` of a ``fit`` (``subsampling="uniform"``,
-  no preconditioner unless stated), with float64 or float32 ``X``, 1 or 4 chains;
+  no preconditioner unless stated), with float64 or float32 ``X``, 1 or 4 chains, and 4 chains
+  sharing one minibatch (``Uniform(shared_minibatch=True)``; bench_shared.py measures what that
+  does to the statistics);
 * ``blackjax``: ``blackjax.sgld`` in ``jax.lax.scan`` under ``jax.jit`` (compiled before the
   timed run; default XLA threading), float64 and float32, when jax and blackjax are installed.
 
@@ -39,6 +41,7 @@ from threadpoolctl import threadpool_limits
 
 from _common import cli, header, load_npz, write_json, write_markdown
 from skbayes_sg import BayesianLogisticRegression, BayesianMLPClassifier
+from skbayes_sg.subsampling import Uniform
 
 B, BLOCK = 100, 256
 LOADS = []
@@ -255,6 +258,10 @@ def glm_runners(K, n_steps, N, bj):
             library(lib(n_chains=1, preconditioner="auto"), X, y),
         ("skbayes_sg f64, 4 chains", 4): library(lib(n_chains=4), X, y),
         ("skbayes_sg f32, 4 chains", 4): library(lib(n_chains=4), X32, y),
+        ("skbayes_sg f64, 4 chains sharing one minibatch", 4):
+            library(lib(n_chains=4, subsampling=Uniform(shared_minibatch=True)), X, y),
+        ("skbayes_sg f32, 4 chains sharing one minibatch", 4):
+            library(lib(n_chains=4, subsampling=Uniform(shared_minibatch=True)), X32, y),
     }
     if bj:
         runs[("blackjax f64", 1)] = blackjax_runner(X, y, K, h, n_steps, np.float64)

@@ -21,7 +21,7 @@ from skbayes_sg import (BayesianLinearRegression, BayesianLogisticRegression,  #
                         BayesianMLPClassifier)
 from skbayes_sg.dask import DaskIndex, DaskPosterior, RowSource, WeightTargets  # noqa: E402
 from skbayes_sg.models import GaussianPrior, LogisticModel, Posterior  # noqa: E402
-from skbayes_sg.subsampling import UniformIndex, WeightedIndex  # noqa: E402
+from skbayes_sg.subsampling import ControlVariates, UniformIndex, WeightedIndex  # noqa: E402
 
 N, D, CHUNK = 12_000, 4, 2_500  # five chunks, the last one short
 FIT = dict(random_state=0, n_warmup=200, n_draws=300)
@@ -231,6 +231,8 @@ def test_clear_errors(client, data):
         BayesianLogisticRegression().fit(Xd, yd, sample_weight=np.ones(N))
     with pytest.raises(ValueError, match="in-memory data"):
         BayesianMLPClassifier().fit(Xd, yd)
+    with pytest.raises(ValueError, match="shared_minibatch"):
+        BayesianLogisticRegression(subsampling=ControlVariates(shared_minibatch=True)).fit(Xd, yd)
     with pytest.raises(ValueError, match="unknown chunk sizes"):
         BayesianLogisticRegression().fit(Xd[Xd[:, 0] > 0], yd[Xd[:, 0] > 0])
 

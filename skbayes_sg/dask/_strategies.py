@@ -164,4 +164,8 @@ def dask_strategy(strategy, gather_bytes=None):
             "rows in one place or its row sets cannot be drawn ahead in blocks. On dask arrays "
             f"use subsampling in {sorted(DASK_STRATEGIES)} (the default 'auto' and "
             "'preferential_cv' work), with a plain or 'cv' correction, or fit in-memory data.")
+    if getattr(strategy, "shared_minibatch", False):
+        raise ValueError(
+            f"subsampling={strategy!r}: shared_minibatch=True is not available on dask input "
+            "(its rows are gathered per chain); use shared_minibatch=False or in-memory data.")
     return DaskStrategy(strategy, GATHER_BYTES if gather_bytes is None else gather_bytes)

@@ -139,14 +139,15 @@ class GradientEstimator(_Estimator):
         pb, terms = self.posterior, self.terms
         if self.compute_dtype is not None:
             theta = theta.astype(self.compute_dtype)
-        if not self.index.ragged:
-            g = None
-            for cols in self._chunks(idx.shape):
-                ic = idx[:, cols]
+        if not self.index.ragged:  # idx (C, b), or (b,) shared by every chain
+            g, C = None, theta.shape[0]
+            for cols in self._chunks((C if idx.ndim == 2 else 1, idx.shape[-1])):
+                at = (slice(None), cols) if idx.ndim == 2 else cols  # not `...`: a dask Batch
+                ic = idx[at]
                 part = terms.difference(theta, *pb.rows(ic), pb.merge_weight(
-                    ic, None if w is None else w[:, cols]), ic, terms_state, slice(None))
+                    ic, None if w is None else w[at]), ic, terms_state, slice(None))
                 g = part if g is None else np.add(g, part, out=g)
-            return g, terms.per_row * idx.size
+            return g, terms.per_row * idx.shape[-1] * C
         g, n = np.empty_like(theta), 0
         for c, rows in enumerate(idx):
             wc = pb.merge_weight(rows, None if w is None else w[c])

@@ -3,8 +3,9 @@
 Protocol (every sampler): attributes ``b`` (nominal minibatch size), ``scale`` (constant factor of
 the summed gradient) and ``ragged``; ``init(rngs, n_chains) -> state`` and
 ``draw(rngs, theta, state) -> (idx, weight, state)`` with ``idx (C, b)`` (a tuple of per-chain 1-D
-arrays when ``ragged``) and ``weight`` None or shaped like ``idx``, such that
-``scale * sum_i weight_i ∇f_i`` is unbiased for ``sum_i ∇f_i``.
+arrays when ``ragged``; one 1-D ``(b,)`` minibatch every chain uses when ``shared``) and
+``weight`` None or shaped like ``idx``, such that ``scale * sum_i weight_i ∇f_i`` is unbiased for
+``sum_i ∇f_i``.
 """
 
 import numpy as np
@@ -98,6 +99,7 @@ class BlockIndex:
 
     scale = 1.0
     ragged = False
+    shared = False  # one minibatch (b,) for every chain, from the first chain's Generator
 
     def __init__(self, n_rows, batch_size):
         self.n_rows, self.b = int(n_rows), int(batch_size)
@@ -116,9 +118,13 @@ class BlockIndex:
         return None
 
     def refill(self, rngs, k=0):
-        """The ``k``-th block ``(idx (T, C, b), weight or None)`` for all chains."""
+        """The ``k``-th block ``(idx (T, C, b), weight or None)`` for all chains; ``(T, b)``
+        from the first chain's Generator when ``shared``."""
         n_steps = self.block_steps(k)
-        idx = np.stack([self.chain_block(rng, n_steps) for rng in rngs], axis=1)
+        if self.shared:
+            idx = self.chain_block(rngs[0], n_steps)
+        else:
+            idx = np.stack([self.chain_block(rng, n_steps) for rng in rngs], axis=1)
         return idx, self.block_weights(idx)
 
     def init(self, rngs, n_chains):
@@ -126,7 +132,8 @@ class BlockIndex:
         return (*self.refill(rngs, 0), 0, 1)
 
     def draw(self, rngs, theta, state):
-        """``(idx (C, b), weight (C, b) or None, state)``; ``theta`` is unused."""
+        """``(idx (C, b), weight (C, b) or None, state)`` (``(b,)`` each when ``shared``);
+        ``theta`` is unused."""
         idx, w, t, k = state
         if t == idx.shape[0]:
             (idx, w), t, k = self.refill(rngs, k), 0, k + 1
@@ -140,11 +147,13 @@ class UniformIndex(BlockIndex):
     the other steps (as SG-MCMC theory and ``step_size="auto"`` assume;
     epoch-wise reshuffling would make consecutive minibatches disjoint and
     bias thermostat samplers).  ``scale = n_rows / b`` and ``weight = None``.
+    With ``shared``, every chain uses the same subset in a step (one gather; each chain's
+    estimate is distributed as before, but the chains' gradient noises are dependent).
     """
 
-    def __init__(self, n_rows, batch_size):
+    def __init__(self, n_rows, batch_size, shared=False):
         super().__init__(n_rows, batch_size)
-        self.scale = self.n_rows / self.b
+        self.scale, self.shared = self.n_rows / self.b, bool(shared)
 
     def chain_block(self, rng, n_steps):
         return uniform_subsets(rng, self.n_rows, self.b, n_steps)

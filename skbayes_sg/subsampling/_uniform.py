@@ -11,6 +11,19 @@ __all__ = ["ControlVariates", "Full", "SVRG", "Uniform"]
 class Uniform(IndexedStrategy):
     """Uniform minibatches without replacement.
 
+    Parameters
+    ----------
+    shared_minibatch : bool, default=False
+        Whether all chains use the same minibatch in a step (drawn from the first chain's index
+        stream): one gather, and the chains' parameters stacked against the shared rows (one
+        matrix product instead of one per chain).  Each chain's estimate has the same
+        distribution either way, but shared minibatches make the chains' gradient noises
+        dependent, so the chains are no longer independent: R-hat and the pooled ESS assume
+        they are.  With plain minibatches the noise is mostly common to the chains (it is the
+        same rows' gradients at nearby positions) and the chains move together; with control
+        variates it is a difference at each chain's own position and the dependence is weak
+        (``benchmarks/bench_shared.py`` measures both).  Not available on dask input.
+
     Notes
     -----
     ``g = ∇f_0(theta) + (N / b) sum_{i in B} ∇f_i(theta)`` with ``B`` a
@@ -25,12 +38,16 @@ class Uniform(IndexedStrategy):
     """
 
     name = "uniform"
+    shared_minibatch = False  # a parameter here and in ControlVariates; fixed in subclasses
 
-    def __init__(self):
-        pass
+    def __init__(self, shared_minibatch=False):
+        self.shared_minibatch = shared_minibatch
+
+    _parameter_constraints = {"shared_minibatch": ["boolean"]}
 
     def build(self, posterior, laplace, *, batch_size, rng):
-        return self._estimator(posterior, laplace, UniformIndex(posterior.n_rows, batch_size))
+        index = UniformIndex(posterior.n_rows, batch_size, shared=self.shared_minibatch)
+        return self._estimator(posterior, laplace, index)
 
 
 class Full(BaseStrategy):
@@ -54,6 +71,13 @@ class Full(BaseStrategy):
 
 class ControlVariates(Uniform):
     """Uniform minibatches with control variates at the posterior mode.
+
+    Parameters
+    ----------
+    shared_minibatch : bool, default=False
+        Whether all chains use the same minibatch in a step (see :class:`Uniform`).  The
+        control-variate noise at each chain's own position depends on the shared rows only
+        weakly, so this is where sharing costs least.
 
     Notes
     -----

@@ -1,0 +1,126 @@
+"""Chains sharing one minibatch per step (``Uniform`` / ``ControlVariates(shared_minibatch=True)``).
+
+Oracles: the rows are the first chain's stream's (the same whatever the number of chains), each
+chain's estimate is the per-chain estimator's on those rows, Monte-Carlo unbiasedness over steps,
+and the exact conjugate posterior of linear regression.
+"""
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV
+
+from skbayes_sg import BayesianLinearRegression, BayesianLogisticRegression
+from skbayes_sg.subsampling import ControlVariates, Uniform, UniformIndex
+
+MODELS = ["binary", "softmax", "linear_fixed", "linear_inferred", "mlp"]
+SHARED = {"uniform": Uniform(shared_minibatch=True),
+          "control_variates": ControlVariates(shared_minibatch=True)}
+
+
+def test_shared_index_draws_one_minibatch_from_the_first_stream(rngs_for):
+    def run(C, shared=True):
+        index, rngs = UniformIndex(50, 4, shared=shared), rngs_for(C)
+        index.n_block = 3  # refills every 3 steps
+        state, out = index.init(rngs, C), []
+        for _ in range(10):
+            idx, w, state = index.draw(rngs, None, state)
+            assert w is None
+            out.append(idx.copy())
+        return out
+
+    one, four, alone = run(1), run(4), run(1, shared=False)
+    for a, b, c in zip(one, four, alone):
+        assert a.shape == b.shape == (4,)
+        np.testing.assert_array_equal(a, b)  # chain 0's stream, whatever C is
+        np.testing.assert_array_equal(a, c[0])  # ... and the rows chain 0 draws unshared
+    assert len({tuple(i) for i in one}) == 10
+
+
+@pytest.mark.parametrize("strategy", list(SHARED))
+@pytest.mark.parametrize("name", MODELS)
+def test_each_chain_gets_its_own_estimate_on_the_shared_rows(strategy, name, make_problem,
+                                                             rngs_for):
+    """Chains at different positions: chain c's estimate is what the estimator gives chain c
+    alone on the same rows (here: a one-chain run of the unshared index on chain 0's stream)."""
+    pb, lap, rng = make_problem(name, weighted=name in ("linear_fixed", "mlp"))
+    theta = lap.mode + 0.3 * rng.normal(size=(3, pb.model.n_params))
+    shared = SHARED[strategy].build(pb, lap, batch_size=10, rng=np.random.default_rng(1))
+    alone = type(SHARED[strategy])().build(pb, lap, batch_size=10, rng=np.random.default_rng(1))
+    rngs = rngs_for(3)
+    state = shared.init(rngs, theta)
+    singles = [alone.init(rngs_for(1), theta[c:c + 1]) for c in range(3)]
+    for _ in range(5):
+        g, state, n = shared.estimate(rngs, theta, state)
+        assert n == 3 * 10 * shared.terms.per_row
+        for c in range(3):
+            gc, singles[c], _ = alone.estimate(rngs_for(1), theta[c:c + 1], singles[c])
+            np.testing.assert_allclose(g[c], gc[0], rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("strategy", list(SHARED))
+@pytest.mark.parametrize("name", MODELS)
+def test_shared_estimates_unbiased(strategy, name, make_problem, rngs_for, within_5se):
+    """Steps are independent (chains are not): the first chain's estimates over 600 steps."""
+    pb, lap, rng = make_problem(name, weighted=name in ("linear_fixed", "mlp"))
+    theta = lap.mode + 0.5 * rng.normal(size=(2, pb.model.n_params))
+    est = SHARED[strategy].build(pb, lap, batch_size=10, rng=np.random.default_rng(1))
+    rngs = rngs_for(2)
+    state, out = est.init(rngs, theta), []
+    for _ in range(600):
+        g, state, _ = est.estimate(rngs, theta, state)
+        out.append(g[0])
+    assert within_5se(np.array(out), pb.full_grad(theta[:1])[0])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_shared_float32_rows_agree_with_float64(dtype, make_problem, rngs_for):
+    pb, lap, rng = make_problem("binary", n=400)
+    theta = lap.mode + 0.3 * rng.normal(size=(4, pb.model.n_params))
+    ref = ControlVariates(shared_minibatch=True).build(pb, lap, batch_size=20, rng=rng)
+    pb32 = type(pb)(pb.model, pb.prior, pb.X.astype(dtype), pb.y, pb.weight)
+    est = ControlVariates(shared_minibatch=True).build(pb32, lap, batch_size=20, rng=rng)
+    g_ref = ref.estimate(rngs_for(4), theta, ref.init(rngs_for(4), theta))[0]
+    g = est.estimate(rngs_for(4), theta, est.init(rngs_for(4), theta))[0]
+    np.testing.assert_allclose(g, g_ref, rtol=1e-4 if dtype == np.float32 else 1e-12,
+                               atol=1e-4 * np.abs(g_ref).max())
+
+
+@pytest.mark.parametrize("problem_name", ["diabetes_problem", "correlated_problem"])
+def test_shared_control_variates_exact_posterior(problem_name, request, fit_exact_linear,
+                                                 check_exact):
+    X, y, s, (mean, cov) = request.getfixturevalue(problem_name)
+    reg = fit_exact_linear(X, y, s, subsampling=ControlVariates(shared_minibatch=True))
+    check_exact(reg, mean, cov)
+
+
+def test_shared_uniform_exact_posterior(well_conditioned_problem, fit_exact_linear, check_exact):
+    X, y, s, (mean, cov) = well_conditioned_problem
+    reg = fit_exact_linear(X, y, s, sampler="sgld", subsampling=Uniform(shared_minibatch=True),
+                           preconditioner=None, n_warmup=2000, n_draws=20_000, thin=5,
+                           batch_size=100)
+    check_exact(reg, mean, cov)
+
+
+@pytest.mark.filterwarnings("ignore:The chains have not converged")
+def test_parameter_protocol_and_validation():
+    cv = ControlVariates(shared_minibatch=True)
+    assert cv.get_params() == {"shared_minibatch": True}
+    assert clone(BayesianLogisticRegression(subsampling=cv)).subsampling.shared_minibatch
+    with pytest.raises(ValueError, match="shared_minibatch"):
+        Uniform(shared_minibatch="yes").validate()
+    X, y = np.random.default_rng(0).normal(size=(300, 3)), np.arange(300) % 2
+    search = GridSearchCV(BayesianLogisticRegression(subsampling=ControlVariates(), n_draws=50,
+                                                     n_warmup=50, random_state=0),
+                          {"subsampling__shared_minibatch": [False, True]}, cv=2)
+    assert search.fit(X, y).best_params_["subsampling__shared_minibatch"] in (False, True)
+
+
+def test_same_random_state_same_draws_and_first_chain_rows_unchanged(correlated_problem):
+    X, y, s, _ = correlated_problem
+    kw = dict(noise_std=s, random_state=3, n_warmup=100, n_draws=200,
+              subsampling=ControlVariates(shared_minibatch=True))
+    a = BayesianLinearRegression(**kw).fit(X, y).draws_
+    b = BayesianLinearRegression(**kw).fit(X, y).draws_
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a[0], a[1])  # the chains still differ (their own noise)
