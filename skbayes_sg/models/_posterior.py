@@ -171,7 +171,8 @@ class Posterior:
         w = self.rows_weight(idx)
         scale = self.n_data / (idx.size if w is None else w.sum())
         w = np.full(idx.size, scale) if w is None else w * scale
-        return replace(self, X=self.X[idx], y=self.y[idx], weight=w)
+        X = self.X.take(idx, axis=0) if isinstance(self.X, np.ndarray) else self.X[idx]
+        return replace(self, X=X, y=np.asarray(self.y).take(idx), weight=w)  # take: ~2x faster
 
 
 @dataclass(frozen=True, eq=False)
