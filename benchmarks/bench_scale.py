@@ -11,8 +11,9 @@ Synthetic float32 designs of N rows x 50 features, N in {10^5, 10^6, 10^7}:
   compression ratio is what the data give, not a target.
 
 plus, on the ``gaussian`` design, the library's default fit (``default``: ``subsampling="auto"``,
-the strategy it ran in brackets), ``preferential_cv`` (what ``"auto"`` runs below 600,000 rows)
-and scikit-learn's ``LogisticRegression()`` (``sklearn``) for reference.
+the strategy it ran in brackets), ``preferential_cv`` (what ``"auto"`` runs below 600,000 rows),
+``cv_shared`` (control variates with the chains sharing each minibatch) and scikit-learn's
+``LogisticRegression()`` (``sklearn``) for reference.
 
 Each fit runs in a fresh subprocess (``--child``) that generates its data deterministically
 in chunks, records ``ru_maxrss`` (peak RSS) after generating the data (baseline) and after
@@ -44,7 +45,8 @@ import numpy as np
 D, K_CLUSTERS, CLUSTER_SD, N_TEST, RADIUS = 50, 100, 0.02, 20_000, 0.05
 CASES = [("default", "gaussian"), ("sklearn", "gaussian"), ("uniform", "gaussian"),
          ("stratified", "gaussian"), ("control_variates", "gaussian"),
-         ("preferential_cv", "gaussian"), ("compressed", "clustered"), ("compressed", "gaussian")]
+         ("preferential_cv", "gaussian"), ("cv_shared", "gaussian"), ("compressed", "clustered"),
+         ("compressed", "gaussian")]
 PHASES = ("mode", "laplace", "build", "pilots", "rule")
 # the issue-16 targets' rows (default and sklearn from 10^6 rows) run this many times, each in a
 # fresh process, and show the run of median fit time: single runs here move by about 10%
@@ -163,7 +165,7 @@ def child(spec):
     """Generate the data, fit one estimator, print one JSON line of measurements."""
     from threadpoolctl import threadpool_limits
     from skbayes_sg import BayesianLogisticRegression
-    from skbayes_sg.subsampling import Compressed
+    from skbayes_sg.subsampling import Compressed, ControlVariates
 
     n, strategy, design = spec["n"], spec["strategy"], spec["design"]
     t0 = time.perf_counter()
@@ -185,6 +187,7 @@ def child(spec):
         out.update(fit_seconds=fit_s, peak_rss_mib=rss_mib(), n_iter=int(est.n_iter_[0]))
     else:
         sub = {("compressed", "clustered"): Compressed(radius=RADIUS),
+               ("cv_shared", "gaussian"): ControlVariates(shared_minibatch=True),
                ("default", "gaussian"): None}.get((strategy, design), strategy)
         kw = {} if sub is None else {"subsampling": sub}
         est = BayesianLogisticRegression(n_jobs=1, random_state=0, **kw, **spec["fit"])
@@ -310,7 +313,9 @@ def markdown(rows, args, sizes, timeouts, fit):
             "'load' = the 1-minute load average before / after the fit (2 cores: above ~1 other "
             "work competed). `default` = the library's defaults (`subsampling=\"auto\"`, the "
             "strategy it ran in brackets); `sklearn` = "
-            "`LogisticRegression()` with its defaults, one BLAS thread. Max R-hat > 1.1 means the "
+            "`LogisticRegression()` with its defaults, one BLAS thread; `cv_shared` = "
+            "`ControlVariates(shared_minibatch=True)`: the 4 chains share each minibatch "
+            "(dependent chains, bench_shared.md). Max R-hat > 1.1 means the "
             "chains did not mix in the default budget (the library warns), so ESS-based "
             "conclusions are not possible for those rows; the posterior mean can still be close "
             "to the mode the chains start near. `compressed` on the `gaussian` design uses "
