@@ -1,11 +1,13 @@
 """Chains sharing one minibatch vs independent minibatches (issue 16: "measure both").
 
-``Uniform`` and ``ControlVariates`` take ``shared_minibatch=True``: every chain uses the same rows
+``Uniform``, ``ControlVariates``, ``Preferential(CV)`` and ``Stratified`` take
+``shared_minibatch=True``: every chain uses the same rows
 in a step (one gather, the chains' parameters stacked against them).  Each chain's estimate has
 the same distribution, but the chains' gradient noises become dependent.  Two parts:
 
 * **Statistics** (exact linear posterior, 20,000 x 20 strongly correlated design as in the tests,
-  noise fixed, no intercept): for ``uniform`` and ``control_variates``, independent and shared,
+  noise fixed, no intercept): for ``uniform``, ``control_variates`` and ``preferential_cv`` (the
+  default below 600,000 rows), independent and shared,
   ``--seeds`` fits each at the defaults.  Per cell: max |mean error| and sd-ratio range against
   the exact posterior, max R-hat, min bulk ESS, the correlation of draws across chains (lag 0,
   averaged over chain pairs and coordinates), and the *calibration of the Monte-Carlo error*:
@@ -29,11 +31,13 @@ from threadpoolctl import threadpool_limits
 from _common import LIBRARY_WARNINGS, cli, header, write_json, write_markdown
 from bench_scale import make_data
 from skbayes_sg import BayesianLinearRegression, BayesianLogisticRegression
-from skbayes_sg.subsampling import ControlVariates, Uniform
+from skbayes_sg.subsampling import ControlVariates, PreferentialCV, Uniform
 
 CELLS = {("uniform", False): Uniform(), ("uniform", True): Uniform(shared_minibatch=True),
          ("control_variates", False): ControlVariates(),
-         ("control_variates", True): ControlVariates(shared_minibatch=True)}
+         ("control_variates", True): ControlVariates(shared_minibatch=True),
+         ("preferential_cv", False): PreferentialCV(),
+         ("preferential_cv", True): PreferentialCV(shared_minibatch=True)}
 
 
 def correlated(n, p=20, seed=20):

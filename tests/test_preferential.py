@@ -373,7 +373,8 @@ def test_grid_search_over_uniform_mix(cancer):
     assert est.subsampling.uniform_mix == 0.1  # the original object is untouched
     assert Adaptive().get_params() == {"uniform_mix": 0.1, "n_min": 1, "n_max": None,
                                        "V0": None, "n_pilot": 1000}
-    assert Preferential().get_params() == {"uniform_mix": 0.1, "correction": "plain"}
+    assert Preferential().get_params() == {"uniform_mix": 0.1, "correction": "plain",
+                                           "shared_minibatch": False}
 
 
 # ------------------------------------------------------------------ wide minibatches

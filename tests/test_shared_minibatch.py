@@ -11,11 +11,15 @@ from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 
 from skbayes_sg import BayesianLinearRegression, BayesianLogisticRegression
-from skbayes_sg.subsampling import ControlVariates, Uniform, UniformIndex
+from skbayes_sg.subsampling import (ControlVariates, Preferential, PreferentialCV, Stratified,
+                                    Uniform, UniformIndex)
 
 MODELS = ["binary", "softmax", "linear_fixed", "linear_inferred", "mlp"]
 SHARED = {"uniform": Uniform(shared_minibatch=True),
-          "control_variates": ControlVariates(shared_minibatch=True)}
+          "control_variates": ControlVariates(shared_minibatch=True),
+          "preferential": Preferential(shared_minibatch=True),
+          "preferential_cv": PreferentialCV(shared_minibatch=True),
+          "stratified_cv": Stratified(n_clusters=3, correction="cv", shared_minibatch=True)}
 
 
 def test_shared_index_draws_one_minibatch_from_the_first_stream(rngs_for):
@@ -46,7 +50,8 @@ def test_each_chain_gets_its_own_estimate_on_the_shared_rows(strategy, name, mak
     pb, lap, rng = make_problem(name, weighted=name in ("linear_fixed", "mlp"))
     theta = lap.mode + 0.3 * rng.normal(size=(3, pb.model.n_params))
     shared = SHARED[strategy].build(pb, lap, batch_size=10, rng=np.random.default_rng(1))
-    alone = type(SHARED[strategy])().build(pb, lap, batch_size=10, rng=np.random.default_rng(1))
+    unshared = clone(SHARED[strategy]).set_params(shared_minibatch=False)
+    alone = unshared.build(pb, lap, batch_size=10, rng=np.random.default_rng(1))
     rngs = rngs_for(3)
     state = shared.init(rngs, theta)
     singles = [alone.init(rngs_for(1), theta[c:c + 1]) for c in range(3)]
@@ -86,11 +91,12 @@ def test_shared_float32_rows_agree_with_float64(dtype, make_problem, rngs_for):
                                atol=1e-4 * np.abs(g_ref).max())
 
 
+@pytest.mark.parametrize("strategy", ["control_variates", "preferential_cv"])
 @pytest.mark.parametrize("problem_name", ["diabetes_problem", "correlated_problem"])
-def test_shared_control_variates_exact_posterior(problem_name, request, fit_exact_linear,
-                                                 check_exact):
+def test_shared_control_variates_exact_posterior(strategy, problem_name, request,
+                                                 fit_exact_linear, check_exact):
     X, y, s, (mean, cov) = request.getfixturevalue(problem_name)
-    reg = fit_exact_linear(X, y, s, subsampling=ControlVariates(shared_minibatch=True))
+    reg = fit_exact_linear(X, y, s, subsampling=clone(SHARED[strategy]))
     check_exact(reg, mean, cov)
 
 
@@ -109,6 +115,8 @@ def test_parameter_protocol_and_validation():
     assert clone(BayesianLogisticRegression(subsampling=cv)).subsampling.shared_minibatch
     with pytest.raises(ValueError, match="shared_minibatch"):
         Uniform(shared_minibatch="yes").validate()
+    with pytest.raises(ValueError, match="svrg"):
+        Stratified(correction="svrg", shared_minibatch=True).validate()
     X, y = np.random.default_rng(0).normal(size=(300, 3)), np.arange(300) % 2
     search = GridSearchCV(BayesianLogisticRegression(subsampling=ControlVariates(), n_draws=50,
                                                      n_warmup=50, random_state=0),

@@ -19,6 +19,7 @@ from sklearn.utils._param_validation import StrOptions
 from ..utils import ParamsMixin
 from ._corrections import BaseCorrection, ControlVariate, PlainCorrection
 from ._estimator import GradientEstimator
+from ._index import BlockIndex
 from ._svrg import SVRGAnchor
 
 __all__ = ["CORRECTIONS", "CORRECTION_CONSTRAINT", "SPARSE_ALTERNATIVES", "BaseStrategy",
@@ -94,10 +95,14 @@ class IndexedStrategy(BaseStrategy):
     """A strategy made of an index sampler and a correction.
 
     ``correction`` is a constructor parameter of the strategies that accept
-    any correction, and a class attribute of the presets.
+    any correction, and a class attribute of the presets; so is ``shared_minibatch``
+    (:class:`~skbayes_sg.subsampling.Uniform` documents it) where one minibatch can serve every
+    chain: not for per-chain sizes (``adaptive``), per-chain anchors (``svrg``) or candidates
+    (``ewsg``).
     """
 
     correction = "plain"
+    shared_minibatch = False
 
     def _correction(self):
         return resolve_correction(self.correction)
@@ -108,12 +113,21 @@ class IndexedStrategy(BaseStrategy):
 
     def validate(self):
         super().validate()
-        self._correction().validate()
+        correction = self._correction()
+        correction.validate()
+        if self.shared_minibatch and correction.name == "svrg":
+            raise ValueError(
+                f"{type(self).__name__}(shared_minibatch=True) with the 'svrg' correction: its "
+                "anchors are refreshed on each chain's own rows, so the chains cannot share "
+                "minibatches. Use correction='cv' or 'plain', or shared_minibatch=False.")
 
     def max_batch_size(self, n_rows):
         return self._correction().max_batch_size(n_rows)
 
     def _estimator(self, posterior, laplace, index, **kwargs):
-        """The estimator of ``index`` with this strategy's correction."""
+        """The estimator of ``index`` with this strategy's correction (its chains sharing each
+        minibatch with ``shared_minibatch``; all rows every step need no sharing)."""
+        if self.shared_minibatch and isinstance(index, BlockIndex):
+            index.shared = True
         terms = self._correction().build(posterior, laplace, batch_size=index.b)
         return GradientEstimator(posterior, index, terms, **kwargs)

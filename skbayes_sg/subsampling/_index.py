@@ -153,7 +153,8 @@ class UniformIndex(BlockIndex):
 
     def __init__(self, n_rows, batch_size, shared=False):
         super().__init__(n_rows, batch_size)
-        self.scale, self.shared = self.n_rows / self.b, bool(shared)
+        self.scale = self.n_rows / self.b
+        self.shared = bool(shared)
 
     def chain_block(self, rng, n_steps):
         return uniform_subsets(rng, self.n_rows, self.b, n_steps)

@@ -147,6 +147,8 @@ class Preferential(IndexedStrategy):
         ``"plain"``: eq. 8 below.  ``"cv"`` (eq. 12, as
         :class:`PreferentialCV`) and ``"svrg"`` sum gradient differences,
         so their weights follow the curvature (eq. 16) instead.
+    shared_minibatch : bool, default=False
+        Whether all chains use the same draws in a step (see :class:`Uniform`).
 
     Notes
     -----
@@ -169,12 +171,14 @@ class Preferential(IndexedStrategy):
 
     name = "preferential"
 
-    def __init__(self, uniform_mix=0.1, correction="plain"):
+    def __init__(self, uniform_mix=0.1, correction="plain", shared_minibatch=False):
         self.uniform_mix = uniform_mix
         self.correction = correction
+        self.shared_minibatch = shared_minibatch
 
     _parameter_constraints = {"uniform_mix": [Interval(Real, 0, 1, closed="right")],
-                              "correction": CORRECTION_CONSTRAINT}
+                              "correction": CORRECTION_CONSTRAINT,
+                              "shared_minibatch": ["boolean"]}
 
     def build(self, posterior, laplace, *, batch_size, rng):
         correction, mix = self._correction(), float(self.uniform_mix)
@@ -192,6 +196,8 @@ class PreferentialCV(Preferential):
     ----------
     uniform_mix : float, default=0.1
         Share of the uniform distribution mixed into the weights (floor).
+    shared_minibatch : bool, default=False
+        Whether all chains use the same draws in a step (see :class:`Uniform`).
 
     Notes
     -----
@@ -217,5 +223,6 @@ class PreferentialCV(Preferential):
     name = "preferential_cv"
     correction = "cv"
 
-    def __init__(self, uniform_mix=0.1):
+    def __init__(self, uniform_mix=0.1, shared_minibatch=False):
         self.uniform_mix = uniform_mix
+        self.shared_minibatch = shared_minibatch

@@ -87,6 +87,8 @@ class Stratified(IndexedStrategy):
         (methods.md §4) with the stratified index,
         ``g = ∇f_0 + G + sum_j (n_j/b_j) sum_{B_j} [∇f_i(theta) - ∇f_i(theta_hat)]``.
         ``"svrg"`` (or :class:`SVRGAnchor`): the same with refreshed anchors.
+    shared_minibatch : bool, default=False
+        Whether all chains use the same stratified minibatch in a step (see :class:`Uniform`).
 
     Notes
     -----
@@ -130,13 +132,16 @@ class Stratified(IndexedStrategy):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "features": [StrOptions({"x", "xy"})],
         "correction": CORRECTION_CONSTRAINT,
+        "shared_minibatch": ["boolean"],
     }
 
-    def __init__(self, n_clusters=20, max_iter=5, features="xy", correction="plain"):
+    def __init__(self, n_clusters=20, max_iter=5, features="xy", correction="plain",
+                 shared_minibatch=False):
         self.n_clusters = n_clusters
         self.max_iter = max_iter
         self.features = features
         self.correction = correction
+        self.shared_minibatch = shared_minibatch
 
     def build(self, posterior, laplace, *, batch_size, rng):
         b = min(int(batch_size), posterior.n_rows)

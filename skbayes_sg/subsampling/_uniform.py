@@ -23,6 +23,7 @@ class Uniform(IndexedStrategy):
         same rows' gradients at nearby positions) and the chains move together; with control
         variates it is a difference at each chain's own position and the dependence is weak
         (``benchmarks/bench_shared.py`` measures both).  Not available on dask input.
+        ``Preferential``, ``PreferentialCV`` and ``Stratified`` take it too.
 
     Notes
     -----
@@ -38,7 +39,6 @@ class Uniform(IndexedStrategy):
     """
 
     name = "uniform"
-    shared_minibatch = False  # a parameter here and in ControlVariates; fixed in subclasses
 
     def __init__(self, shared_minibatch=False):
         self.shared_minibatch = shared_minibatch
@@ -46,8 +46,7 @@ class Uniform(IndexedStrategy):
     _parameter_constraints = {"shared_minibatch": ["boolean"]}
 
     def build(self, posterior, laplace, *, batch_size, rng):
-        index = UniformIndex(posterior.n_rows, batch_size, shared=self.shared_minibatch)
-        return self._estimator(posterior, laplace, index)
+        return self._estimator(posterior, laplace, UniformIndex(posterior.n_rows, batch_size))
 
 
 class Full(BaseStrategy):
