@@ -13,6 +13,7 @@ from sklearn.model_selection import GridSearchCV
 from skbayes_sg import BayesianLinearRegression, BayesianLogisticRegression
 from skbayes_sg.subsampling import (ControlVariates, Preferential, PreferentialCV, Stratified,
                                     Uniform, UniformIndex)
+from skbayes_sg.utils import ApproximationWarning
 
 MODELS = ["binary", "softmax", "linear_fixed", "linear_inferred", "mlp"]
 SHARED = {"uniform": Uniform(shared_minibatch=True),
@@ -100,12 +101,24 @@ def test_shared_control_variates_exact_posterior(strategy, problem_name, request
     check_exact(reg, mean, cov)
 
 
-def test_shared_uniform_exact_posterior(well_conditioned_problem, fit_exact_linear, check_exact):
+def test_shared_uniform_exact_posterior_and_its_warning(well_conditioned_problem,
+                                                        fit_exact_linear, check_exact):
+    """Accurate, but plain shared minibatches make the chains dependent: fit says so."""
     X, y, s, (mean, cov) = well_conditioned_problem
-    reg = fit_exact_linear(X, y, s, sampler="sgld", subsampling=Uniform(shared_minibatch=True),
-                           preconditioner=None, n_warmup=2000, n_draws=20_000, thin=5,
-                           batch_size=100)
+    with pytest.warns(ApproximationWarning, match="not independent"):
+        reg = fit_exact_linear(X, y, s, sampler="sgld", preconditioner=None, n_warmup=2000,
+                               n_draws=20_000, thin=5, batch_size=100,
+                               subsampling=Uniform(shared_minibatch=True))
     check_exact(reg, mean, cov)
+
+
+@pytest.mark.parametrize("strategy", [ControlVariates(shared_minibatch=True),
+                                      Preferential(correction="cv", shared_minibatch=True),
+                                      Uniform()])
+def test_no_dependence_warning_with_control_variates_or_independent_chains(strategy,
+                                                                           make_problem):
+    pb, lap, rng = make_problem("binary")
+    assert strategy.build(pb, lap, batch_size=10, rng=rng).warnings == []
 
 
 @pytest.mark.filterwarnings("ignore:The chains have not converged")

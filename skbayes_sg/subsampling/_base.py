@@ -37,6 +37,15 @@ def check_dense(X):
                          f"rows); {SPARSE_ALTERNATIVES}.")
 
 CORRECTIONS = {"plain": PlainCorrection, "cv": ControlVariate, "svrg": SVRGAnchor}
+
+# benchmarks/bench_shared.md: uniform minibatches shared by 4 chains on the exact linear posterior
+_SHARED_PLAIN = (
+    "shared_minibatch=True with plain minibatch sums: the chains' gradient noise is mostly "
+    "common to them, so they are not independent and R-hat and the effective sample size, which "
+    "assume independent chains, overstate the information (draws of different chains "
+    "correlated 0.35 and the ESS was about 1.7x too large in benchmarks/bench_shared.md). Use "
+    "control variates (correction='cv', ControlVariates, PreferentialCV), with which no "
+    "dependence was measurable, or shared_minibatch=False.")
 CORRECTION_CONSTRAINT = [StrOptions(set(CORRECTIONS)), BaseCorrection]
 
 
@@ -127,7 +136,12 @@ class IndexedStrategy(BaseStrategy):
     def _estimator(self, posterior, laplace, index, **kwargs):
         """The estimator of ``index`` with this strategy's correction (its chains sharing each
         minibatch with ``shared_minibatch``; all rows every step need no sharing)."""
-        if self.shared_minibatch and isinstance(index, BlockIndex):
+        correction = self._correction()
+        shared = bool(self.shared_minibatch) and isinstance(index, BlockIndex)
+        if shared:
             index.shared = True
-        terms = self._correction().build(posterior, laplace, batch_size=index.b)
-        return GradientEstimator(posterior, index, terms, **kwargs)
+        terms = correction.build(posterior, laplace, batch_size=index.b)
+        est = GradientEstimator(posterior, index, terms, **kwargs)
+        if shared and not correction.uses_anchor:
+            est.warnings.append(_SHARED_PLAIN)
+        return est

@@ -22,7 +22,9 @@ class Uniform(IndexedStrategy):
         they are.  With plain minibatches the noise is mostly common to the chains (it is the
         same rows' gradients at nearby positions) and the chains move together; with control
         variates it is a difference at each chain's own position and the dependence is weak
-        (``benchmarks/bench_shared.py`` measures both).  Not available on dask input.
+        (``benchmarks/bench_shared.py`` measures both), so ``fit`` emits an
+        ``ApproximationWarning`` when plain minibatch sums are shared.  Not available on dask
+        input.
         ``Preferential``, ``PreferentialCV`` and ``Stratified`` take it too.
 
     Notes
