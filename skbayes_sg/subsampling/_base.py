@@ -37,6 +37,7 @@ def check_dense(X):
                          f"rows); {SPARSE_ALTERNATIVES}.")
 
 CORRECTIONS = {"plain": PlainCorrection, "cv": ControlVariate, "svrg": SVRGAnchor}
+CORRECTION_CONSTRAINT = [StrOptions(set(CORRECTIONS)), BaseCorrection]
 
 # benchmarks/bench_shared.md: uniform minibatches shared by 4 chains on the exact linear posterior
 _SHARED_PLAIN = (
@@ -46,7 +47,6 @@ _SHARED_PLAIN = (
     "correlated 0.35 and the ESS was about 1.7x too large in benchmarks/bench_shared.md). Use "
     "control variates (correction='cv', ControlVariates, PreferentialCV), with which no "
     "dependence was measurable, or shared_minibatch=False.")
-CORRECTION_CONSTRAINT = [StrOptions(set(CORRECTIONS)), BaseCorrection]
 
 
 def resolve_correction(value):
