@@ -379,10 +379,11 @@ def test_grid_search_over_uniform_mix(cancer):
 
 # ------------------------------------------------------------------ wide minibatches
 
+@pytest.mark.parametrize("shared", [False, True])
 @pytest.mark.parametrize("name", ["binary", "softmax", "linear_fixed"])
 @pytest.mark.parametrize("strategy", ["preferential_cv", "uniform", "control_variates"])
-def test_wide_glm_minibatch_sums_run_in_cache_sized_chunks(name, strategy, problem, estimates,
-                                                           monkeypatch):
+def test_wide_glm_minibatch_sums_run_in_cache_sized_chunks(name, strategy, shared, problem,
+                                                           estimates, monkeypatch):
     # oracle: the same estimate from one minibatch sum (the chunks are the same rows, so the
     # same draws of the index stream and the same sum up to rounding)
     from skbayes_sg.subsampling import _estimator
@@ -391,7 +392,8 @@ def test_wide_glm_minibatch_sums_run_in_cache_sized_chunks(name, strategy, probl
     theta = lap.mode + 0.1 * np.random.default_rng(1).normal(size=(3, pb.model.n_params))
 
     def run():  # the estimates and the minibatch shapes the terms saw
-        est = SUBSAMPLING[strategy]().build(pb, lap, batch_size=64, rng=np.random.default_rng(0))
+        est = SUBSAMPLING[strategy](shared_minibatch=shared).build(
+            pb, lap, batch_size=64, rng=np.random.default_rng(0))
         calls, difference = [], est.terms.difference
 
         def counted(*args):
@@ -401,10 +403,14 @@ def test_wide_glm_minibatch_sums_run_in_cache_sized_chunks(name, strategy, probl
         monkeypatch.setattr(est.terms, "difference", counted)
         return estimates(est, theta, 3)[0], calls
 
+    def shape(b):  # one minibatch for every chain, or one per chain
+        return (b,) if shared else (3, b)
+
     whole, calls = run()
-    assert calls == [(3, 64)] * len(calls)
-    # 16-row chunks: 3 chains x 16 rows x D floats
-    monkeypatch.setattr(_estimator, "_CHUNK_BYTES", 3 * 16 * pb.X.shape[1] * pb.X.itemsize)
+    assert calls == [shape(64)] * len(calls)
+    # 16-row chunks: (1 or 3 chains) x 16 rows x D floats
+    chains = 1 if shared else 3
+    monkeypatch.setattr(_estimator, "_CHUNK_BYTES", chains * 16 * pb.X.shape[1] * pb.X.itemsize)
     chunked, calls = run()
-    assert calls == [(3, 16)] * len(calls) and len(calls) >= 12
+    assert calls == [shape(16)] * len(calls) and len(calls) >= 12
     np.testing.assert_allclose(chunked, whole, rtol=1e-12, atol=1e-12 * np.abs(whole).max())

@@ -142,8 +142,11 @@ def test_parameter_protocol_and_validation():
     X, y = np.random.default_rng(0).normal(size=(300, 3)), np.arange(300) % 2
     search = GridSearchCV(BayesianLogisticRegression(subsampling=ControlVariates(), n_draws=50,
                                                      n_warmup=50, random_state=0),
-                          {"subsampling__shared_minibatch": [False, True]}, cv=2)
-    assert search.fit(X, y).best_params_["subsampling__shared_minibatch"] in (False, True)
+                          {"subsampling__shared_minibatch": [False, True]}, cv=2).fit(X, y)
+    assert list(search.cv_results_["param_subsampling__shared_minibatch"]) == [False, True]
+    assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
+    best = search.best_params_["subsampling__shared_minibatch"]
+    assert search.best_estimator_.subsampling.shared_minibatch is best
 
 
 def test_same_random_state_same_draws_and_first_chain_rows_unchanged(correlated_problem):

@@ -140,14 +140,13 @@ class GradientEstimator(_Estimator):
         if self.compute_dtype is not None:
             theta = theta.astype(self.compute_dtype)
         if not self.index.ragged:  # idx (C, b), or (b,) shared by every chain
-            g, C = None, theta.shape[0]
-            for cols in self._chunks((C if idx.ndim == 2 else 1, idx.shape[-1])):
-                at = (slice(None), cols) if idx.ndim == 2 else cols  # not `...`: a dask Batch
+            g = None
+            for at in self._chunks(idx.shape):
                 ic = idx[at]
                 part = terms.difference(theta, *pb.rows(ic), pb.merge_weight(
                     ic, None if w is None else w[at]), ic, terms_state, slice(None))
                 g = part if g is None else np.add(g, part, out=g)
-            return g, terms.per_row * idx.shape[-1] * C
+            return g, terms.per_row * idx.shape[-1] * theta.shape[0]
         g, n = np.empty_like(theta), 0
         for c, rows in enumerate(idx):
             wc = pb.merge_weight(rows, None if w is None else w[c])
@@ -157,14 +156,18 @@ class GradientEstimator(_Estimator):
         return g, terms.per_row * n
 
     def _chunks(self, shape):
-        """Column slices of an ``(C, b)`` minibatch: one, or cache-sized ones for a GLM's dense
-        rows (``_CHUNK_BYTES``); worked out once per shape."""
+        """Keys of the column chunks of an ``(C, b)`` minibatch, or of a shared ``(b,)`` one:
+        the whole, or cache-sized chunks for a GLM's dense rows (``_CHUNK_BYTES``); worked out
+        once per shape.  Explicit slices, not ``...``: a dask ``Batch`` indexes its rows by the
+        leading axes."""
         if shape not in self._slices:
-            (C, b), size = shape, shape[1]
+            C, b = (shape[0] if len(shape) == 2 else 1), shape[-1]
+            size = b
             if self._row_bytes is not None:
                 size = max(16, _CHUNK_BYTES // (C * self._row_bytes))
-            self._slices[shape] = ([slice(None)] if size >= b
-                                   else [slice(k, k + size) for k in range(0, b, size)])
+            cols = ([slice(None)] if size >= b
+                    else [slice(k, k + size) for k in range(0, b, size)])
+            self._slices[shape] = [(slice(None), c) if len(shape) == 2 else c for c in cols]
         return self._slices[shape]
 
     def candidates(self, rngs, theta, state):
