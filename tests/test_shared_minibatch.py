@@ -26,7 +26,8 @@ SHARED = {"uniform": Uniform(shared_minibatch=True),
 
 def test_shared_index_draws_one_minibatch_from_the_first_stream(rngs_for):
     def run(C, shared=True):
-        index, rngs = UniformIndex(50, 4, shared=shared), rngs_for(C)
+        index, rngs = UniformIndex(50, 4), rngs_for(C)
+        index.shared = shared  # as Uniform(shared_minibatch=...) sets it
         index.n_block = 3  # refills every 3 steps
         state, out = index.init(rngs, C), []
         for _ in range(10):

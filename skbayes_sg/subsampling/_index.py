@@ -99,7 +99,10 @@ class BlockIndex:
 
     scale = 1.0
     ragged = False
-    shared = False  # one minibatch (b,) for every chain, from the first chain's Generator
+    # one minibatch (b,) for every chain, from the first chain's Generator: set by the strategies
+    # (``shared_minibatch``, IndexedStrategy._estimator); each chain's estimate is distributed as
+    # before, but the chains' gradient noises are dependent
+    shared = False
 
     def __init__(self, n_rows, batch_size):
         self.n_rows, self.b = int(n_rows), int(batch_size)
@@ -147,14 +150,11 @@ class UniformIndex(BlockIndex):
     the other steps (as SG-MCMC theory and ``step_size="auto"`` assume;
     epoch-wise reshuffling would make consecutive minibatches disjoint and
     bias thermostat samplers).  ``scale = n_rows / b`` and ``weight = None``.
-    With ``shared``, every chain uses the same subset in a step (one gather; each chain's
-    estimate is distributed as before, but the chains' gradient noises are dependent).
     """
 
-    def __init__(self, n_rows, batch_size, shared=False):
+    def __init__(self, n_rows, batch_size):
         super().__init__(n_rows, batch_size)
         self.scale = self.n_rows / self.b
-        self.shared = bool(shared)
 
     def chain_block(self, rng, n_steps):
         return uniform_subsets(rng, self.n_rows, self.b, n_steps)
