@@ -89,8 +89,8 @@ def phase_timer():
     import skbayes_sg.dask._posterior as dp
     import skbayes_sg.dask._strategies as ds
     import skbayes_sg.estimators._base as base
-    import skbayes_sg.estimators._fit as fit
-    import skbayes_sg.estimators._tuning as tuning
+    import skbayes_sg.fitting._fit as fit
+    import skbayes_sg.fitting._tuning as tuning
 
     seconds = {"passes": 0}
 

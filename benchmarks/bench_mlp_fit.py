@@ -31,7 +31,7 @@ from sklearn.neural_network import MLPClassifier
 
 from _common import cli, header, load_npz, time_calls, write_json, write_markdown
 
-import skbayes_sg.estimators._starts as starts_module
+import skbayes_sg.fitting._starts as starts_module
 import skbayes_sg.preprocessing._mode as mode_module
 from skbayes_sg import BayesianMLPClassifier
 
@@ -58,7 +58,7 @@ def timed_phases():
     record = {"mode": 0.0, "starts": 0.0}
     time_calls(mode_module, "find_mode", record, "mode")
     time_calls(starts_module, "adam_starts", record, "starts")
-    import skbayes_sg.estimators._fit as fit_module
+    import skbayes_sg.fitting._fit as fit_module
     fit_module.find_mode = mode_module.find_mode
     return record
 

@@ -98,10 +98,10 @@ def instrument(n_rows):
     Returns the dict the wrappers fill: ``{phase: [seconds, passes]}``.  Nested calls of one phase
     (the batch rule calls the step rule) count once.
     """
-    from skbayes_sg.estimators import _fit, _tuning
+    from skbayes_sg.fitting import _fit, _tuning
 
     try:  # the rules' own module (_tuning's namespace before it): wrap them where they are called
-        from skbayes_sg.estimators import _rules
+        from skbayes_sg.fitting import _rules
     except ImportError:
         _rules = _tuning
 

@@ -175,7 +175,7 @@ def _report_worker_data(sampler, prep, ids, *args):
 def test_parallel_chains_get_X_memory_mapped_not_pickled(monkeypatch, sparse):
     # joblib's loky backend replaces arrays above 1 MB by a memory-mapped file written once per
     # fit, which every worker maps; a copy pickled into each task would arrive as an ndarray
-    import skbayes_sg.estimators._fit as fit_module
+    import skbayes_sg.fitting._fit as fit_module
 
     rng = np.random.default_rng(0)
     if sparse:  # data 3.2 MB and indices 1.6 MB

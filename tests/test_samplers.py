@@ -28,7 +28,7 @@ try:
 except ImportError:  # diagnostics layer unavailable: batch means below
     effective_sample_size = None
 from skbayes_sg.models import Laplace
-from skbayes_sg.estimators._rules import auto_step_size
+from skbayes_sg.fitting._rules import auto_step_size
 from skbayes_sg.samplers import (
     HMC,
     PSGLD,

@@ -264,7 +264,7 @@ def test_large_p_fit_never_densifies():
     """
     import tracemalloc
 
-    from skbayes_sg.estimators._fit import prepare, sample_with_retries
+    from skbayes_sg.fitting._fit import prepare, sample_with_retries
     from skbayes_sg.samplers import SAMPLERS
     from skbayes_sg.utils import make_streams
 
@@ -296,7 +296,7 @@ def test_estimators_accept_sparse_end_to_end():
     reg = BayesianLinearRegression(n_warmup=50, n_draws=20, n_chains=2, random_state=0)
     mean, std = reg.fit(X, y).predict(X[:50], return_std=True)
     assert mean.shape == std.shape == (50,)
-    from skbayes_sg.estimators import _fit
+    from skbayes_sg.fitting import _fit
 
     def no_data_pass(*args, **kwargs):
         raise AssertionError("the mode search ran before the sparse check")

@@ -90,7 +90,7 @@ def test_sampling_is_extended_until_the_standard_is_met():
 @pytest.mark.parametrize("n", [1, 2, 5, 6])
 def test_extension_thins_old_and_new_draws_in_place(n):
     # every second of the 2n draws, in order, written over the old ones (no 2n-draw temporary)
-    from skbayes_sg.estimators._extend import _thin_pair
+    from skbayes_sg.fitting._extend import _thin_pair
 
     rng = np.random.default_rng(n)
     old, new = rng.normal(size=(3, n, 4)), rng.normal(size=(3, n, 4))
@@ -102,7 +102,7 @@ def test_extension_thins_old_and_new_draws_in_place(n):
 
 def test_doublings_needed_extrapolates_the_fall_of_rhat():
     from skbayes_sg.diagnostics import Assessment
-    from skbayes_sg.estimators._extend import doublings_needed
+    from skbayes_sg.fitting._extend import doublings_needed
 
     def verdict(r):
         return Assessment(np.array([1.0, r, np.nan]), np.ones(3), np.ones(3), ("x",))

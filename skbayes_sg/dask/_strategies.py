@@ -133,7 +133,7 @@ DASK_STRATEGIES = {"uniform": _uniform, "control_variates": _uniform,
 
 
 class DaskStrategy:
-    """What :func:`~skbayes_sg.estimators._tuning.tune` needs of a strategy (``build``,
+    """What :func:`~skbayes_sg.fitting._tuning.tune` needs of a strategy (``build``,
     ``max_batch_size``), built on dask data.  Make it with :func:`dask_strategy`."""
 
     def __init__(self, strategy, gather_bytes=GATHER_BYTES):

@@ -16,11 +16,10 @@ from ..subsampling import SUBSAMPLING, BaseStrategy
 from ..utils import (ApproximationWarning, ConvergenceWarning, make_rng, make_streams,
                      user_stacklevel, warn_user)
 from ._dask_hooks import DASK_METHODS, dask_backend, dask_dispatch
-from ._extend import extend_until_converged
-from ._fit import check_combination, prepare, resolve, sample_with_retries
+from ..fitting import (STARTS, check_combination, extend_until_converged, prepare, resolve,
+                       sample_with_retries)
 from ._progress import make_progress
 from ._report import _ReportMixin
-from ._starts import STARTS
 
 __all__ = ["_BaseSGMCMC", "_store_params"]
 
@@ -66,7 +65,7 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
     }
     _auto_sampler = "sghmc"  # what sampler="auto" runs when the gradient is not exact
     # what subsampling="auto" runs, and the strategy it switches to where that cannot pay for its
-    # preprocessing (estimators._fit._choose_strategy)
+    # preprocessing (fitting._fit._choose_strategy)
     _auto_subsampling, _cheap_subsampling = "preferential_cv", "control_variates"
     _init_dispersion = 1.0
     _sparse = "csr"  # sparse X accepted (converted to CSR once); False for the MLP

@@ -34,7 +34,7 @@ default=see signature
         Minibatch size ``b`` (clipped to the number of samples).  ``"auto"`` (the GLM default,
         with ``step_size="auto"``): start at 100 and double, up to 1600, while the measured
         gradient noise holds the automatic step below half its noise-free value
-        (``auto_batch_size`` in :mod:`skbayes_sg.estimators._rules`; each doubling rebuilds the
+        (``auto_batch_size`` in :mod:`skbayes_sg.fitting._rules`; each doubling rebuilds the
         strategy and re-measures the noise).  Where the noise binds, the step and so the mixing
         per step grow like ``b``: noisy problems get more gradient evaluations per step,
         well-conditioned ones stay at 100.  The batch used is ``diagnostics_["batch_size"]``.
@@ -43,7 +43,7 @@ default=see signature
         Step ``h`` in preconditioned units (SGLD drift ``h/2``; the momentum samplers use ``h`` in
         both updates).  ``"auto"``: the largest step whose stationary variance on the
         Laplace-whitened Gaussian, with the gradient noise measured on a pilot (95% quantile over
-        coordinates), is within 5% of exact, capped at 0.5 (:mod:`skbayes_sg.estimators._rules`);
+        coordinates), is within 5% of exact, capped at 0.5 (:mod:`skbayes_sg.fitting._rules`);
         for ``"hmc"`` the initial step of dual averaging.
     preconditioner : {"auto", "laplace", "diagonal"} or None, default="auto"
         Constant preconditioner / inverse mass matrix from the Laplace approximation at the mode:

@@ -68,7 +68,7 @@ class BaseSampler(ParamsMixin):
     adapts_step_size = False
     couples_index = False
     subtracts_noise = False
-    max_step = 0.5  # cap of the automatic whitened step (estimators._rules.auto_step_size)
+    max_step = 0.5  # cap of the automatic whitened step (fitting._rules.auto_step_size)
 
     def build_kernel(self, estimator, step_size, precond, noise_correction=None):
         """Return a :class:`Kernel` for ``estimator`` at ``step_size`` with ``precond``.

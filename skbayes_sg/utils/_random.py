@@ -17,7 +17,7 @@ a consumer changes no other draw:
 * ``streams.retry(k)`` -- fresh chain streams for the ``k``-th restart after a
   divergence in warm-up;
 * ``streams.extension(k)`` -- chain streams of the ``k``-th extension of the sampling phase
-  (run-until-converged, :mod:`skbayes_sg.estimators._extend`).
+  (run-until-converged, :mod:`skbayes_sg.fitting._extend`).
 """
 
 import zlib
