@@ -6,7 +6,6 @@ import os
 import platform
 import shlex
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -134,16 +133,3 @@ def save_plot(fig_fn, path):
     fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
     print(f"[plot] wrote {path}")
-
-
-def time_calls(module, name, record, key):
-    """Replace ``module.name`` by a wrapper that adds each call's wall seconds to ``record[key]``."""
-    fn = getattr(module, name)
-
-    def timed(*args, **kwargs):
-        t0 = time.perf_counter()
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            record[key] = record.get(key, 0.0) + time.perf_counter() - t0
-    setattr(module, name, timed)

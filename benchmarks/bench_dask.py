@@ -44,7 +44,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import cli, header, time_calls, write_json, write_markdown  # noqa: E402
+from _common import cli, header, write_json, write_markdown  # noqa: E402
 
 D, SEED = 20, 0
 W = np.linspace(-1.0, 1.0, D).astype(np.float32)
@@ -81,37 +81,6 @@ def dask_arrays(work_dir, sizes):
     y = da.concatenate([da.from_delayed(load(str(Path(work_dir) / f"y_{k:05d}.npy"), "r"),
                                         (n,), np.int8) for k, n in enumerate(sizes)])
     return X, y
-
-
-def phase_timer():
-    """Patch the fit's phases to record their wall seconds; returns the dict they fill."""
-    import skbayes_sg.dask as dask_backend
-    import skbayes_sg.dask._posterior as dp
-    import skbayes_sg.dask._strategies as ds
-    import skbayes_sg.estimators._base as base
-    import skbayes_sg.fitting._fit as fit
-    import skbayes_sg.fitting._tuning as tuning
-
-    seconds = {"passes": 0}
-
-    def timed(module, name, key):
-        time_calls(module, name, seconds, key)
-
-    timed(dask_backend, "fit_data", "validate")
-    timed(fit, "find_mode", "mode")
-    timed(fit, "laplace_at", "laplace")
-    timed(ds.DaskStrategy, "build", "build")
-    timed(tuning, "gradient_noise", "pilots")
-    timed(base, "sample_with_retries", "sampling")
-    if hasattr(base, "extend_until_converged"):
-        timed(base, "extend_until_converged", "extension")
-    orig = dp.DaskPosterior._map_reduce
-
-    def counted(self, *args, **kwargs):
-        seconds["passes"] += 1
-        return orig(self, *args, **kwargs)
-    dp.DaskPosterior._map_reduce = counted
-    return seconds
 
 
 class WorkerMemory:
@@ -223,7 +192,6 @@ def run(args, rows, chunk, sizes, slice_rows):
                              [rows] * len(sizes), [chunk] * len(sizes), pure=False))
     gen_seconds = time.perf_counter() - t
     X, y = dask_arrays(args.work_dir, sizes)
-    phases = phase_timer()
     memory = WorkerMemory(client)
     tracemalloc.start()
     t = time.perf_counter()
@@ -234,7 +202,6 @@ def run(args, rows, chunk, sizes, slice_rows):
     _, traced = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     workers = memory.stop()
-    passes_in_fit = phases["passes"]
     posterior = DaskPosterior(est.model_, est.prior_, X.rechunk({1: -1}),
                               np.where(y == 1, 1.0, -1.0).astype(np.float64))
     acc = accuracy(est, posterior)
@@ -250,10 +217,10 @@ def run(args, rows, chunk, sizes, slice_rows):
         "rows": rows, "features": D, "chunk_rows": chunk, "X_gib": rows * D * 4 / 2**30,
         "memory_limit_per_worker": args.memory_limit, "generate_seconds": gen_seconds,
         "fit_seconds": fit_seconds,
-        "phase_seconds": {**{k: v for k, v in phases.items() if k != "passes"},
-                          "other": fit_seconds - sum(v for k, v in phases.items()
-                                                     if k != "passes")},
-        "data_passes": d["data_passes"], "map_reduce_passes": passes_in_fit,
+        "phase_seconds": {**{k: v["seconds"] for k, v in d["phases"].items()},
+                          "other (validation, summaries)": fit_seconds - sum(
+                              v["seconds"] for v in d["phases"].values())},
+        "data_passes": d["data_passes"],
         "batch_size": d["batch_size"], "step_size": d["step_size"],
         "subsampling": d.get("subsampling"),
         "rhat_max": float(np.max(d["rhat"])), "ess_min": float(np.min(d["ess"])),
@@ -282,7 +249,6 @@ def markdown(args, r):
             ("fit wall seconds", f"{r['fit_seconds']:.1f}"),
             *[(f"  {k}", f"{v:.1f}") for k, v in r["phase_seconds"].items()],
             ("data passes (evaluations / N)", f"{r['data_passes']:.2f}"),
-            ("map-reduce passes run", r["map_reduce_passes"]),
             ("subsampling that ran (default \"auto\")", r.get("subsampling") or "—"),
             ("batch size, step size", f"{r['batch_size']}, {r['step_size']:.3g}"),
             ("max R-hat, min bulk ESS", f"{r['rhat_max']:.3f}, {r['ess_min']:.0f}"),

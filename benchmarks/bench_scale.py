@@ -47,7 +47,7 @@ CASES = [("default", "gaussian"), ("sklearn", "gaussian"), ("uniform", "gaussian
          ("stratified", "gaussian"), ("control_variates", "gaussian"),
          ("preferential_cv", "gaussian"), ("cv_shared", "gaussian"), ("compressed", "clustered"),
          ("compressed", "gaussian")]
-PHASES = ("mode", "laplace", "build", "pilots", "rule")
+PHASES = ("mode", "laplace", "curvature", "strategy", "tuning", "starts")
 # the issue-16 targets' rows (default and sklearn from 10^6 rows) run this many times, each in a
 # fresh process, and show the run of median fit time: single runs here move by about 10%
 TARGET_REPEATS, TARGET_CASES = 3, ("default", "sklearn")
@@ -92,64 +92,17 @@ def pass_seconds(X, repeats=5):
     return best
 
 
-def instrument(n_rows):
-    """Wrap the preprocessing steps of ``fit`` to record seconds and passes per phase.
-
-    Returns the dict the wrappers fill: ``{phase: [seconds, passes]}``.  Nested calls of one phase
-    (the batch rule calls the step rule) count once.
-    """
-    from skbayes_sg.fitting import _fit, _tuning
-
-    try:  # the rules' own module (_tuning's namespace before it): wrap them where they are called
-        from skbayes_sg.fitting import _rules
-    except ImportError:
-        _rules = _tuning
-
-    record = {k: [0.0, 0.0] for k in PHASES + ("tune",)}
-    active = dict.fromkeys(record, 0)
-
-    def wrap(module, name, phase, evals):
-        fn = getattr(module, name, None)
-        if fn is None:  # renamed in this version: the phase stays at 0 (and shows in "other")
-            return
-
-        def timed(*args, **kwargs):
-            active[phase] += 1
-            t0 = time.perf_counter()
-            try:
-                out = fn(*args, **kwargs)
-            finally:
-                active[phase] -= 1
-            if active[phase] == 0:
-                record[phase][0] += time.perf_counter() - t0
-                record[phase][1] += evals(out) / n_rows
-            return out
-
-        setattr(module, name, timed)
-
-    wrap(_fit, "find_mode", "mode", lambda r: r.n_grad_evals)
-    wrap(_fit, "laplace_at", "laplace", lambda r: r[1])
-    wrap(_fit, "tune", "tune", lambda r: r[1].n_grad_evals + r[0].preprocessing_evals)
-    wrap(_tuning, "gradient_noise", "pilots", lambda r: r[1])
-    wrap(_rules, "auto_step_size", "rule", lambda r: 0)
-    wrap(_tuning, "auto_batch_size", "rule", lambda r: 0)
-    return record
-
-
 def label(row):
     """The case's name, and the strategy ``subsampling="auto"`` ran for ``default``."""
     ran = row.get("subsampling_run")
     return f"{row['strategy']} ({ran})" if row["strategy"] == "default" and ran else row["strategy"]
 
 
-def phases(record, prep_seconds, prep_passes):
-    """Seconds and passes per phase; ``build`` = tuning minus its pilots and rules."""
-    out = {k: list(record[k]) for k in ("mode", "laplace", "pilots", "rule")}
-    tune_s, tune_p = record["tune"]
-    out["build"] = [tune_s - out["pilots"][0] - out["rule"][0], tune_p - out["pilots"][1]]
-    out["other"] = [prep_seconds - sum(v[0] for v in out.values()),
-                    prep_passes - sum(v[1] for v in out.values())]
-    return out
+def phases(diagnostics):
+    """Seconds and passes per preprocessing phase, from the fit's own record
+    (``diagnostics_["phases"]``)."""
+    ph = diagnostics["phases"]
+    return {k: [ph[k]["seconds"], ph[k]["data_passes"]] for k in PHASES}
 
 
 def fit_sklearn(X, y):
@@ -191,7 +144,6 @@ def child(spec):
                ("default", "gaussian"): None}.get((strategy, design), strategy)
         kw = {} if sub is None else {"subsampling": sub}
         est = BayesianLogisticRegression(n_jobs=1, random_state=0, **kw, **spec["fit"])
-        record = instrument(n)
         t0 = time.perf_counter()
         with threadpool_limits(1):
             est.fit(X, y)
@@ -206,7 +158,7 @@ def child(spec):
             "subsampling_run": d.get("subsampling"),
             "n_grad_evals": d["n_grad_evals"],
             "floor_seconds": d["data_passes"] * pass_s,
-            "phases": phases(record, d["preprocessing_seconds"], prep_passes),
+            "phases": phases(d),
             "intercept": float(np.ravel(est.intercept_)[0]),
             "max_rhat": float(np.nanmax(d["rhat"])), "min_ess": float(np.nanmin(d["ess"])),
             "compression_ratio": est.preprocessing_.get("compression_ratio"),
@@ -294,15 +246,15 @@ def markdown(rows, args, sizes, timeouts, fit):
                    f"{'—' if ratio is None else format(ratio, '.2f')} | {acc} | "
                    f"{fmt(r, 'coef_rel_error')} | {fmt(r, 'compression_ratio')} | "
                    f"{fmt(r, 'max_rhat')} | {load} |")
-    out += ["", "Preprocessing by phase: seconds (passes = per-example evaluations / N; a Hessian "
-            "pass counts 2). `build` is the strategy's preprocessing (weights, anchor, clusters), "
-            "`pilots` the gradient-noise pilots, `rule` the step/batch-size rules (no data).", "",
-            "| N | strategy | design | " + " | ".join(PHASES + ("other",)) + " |",
-            "|" + "---|" * (4 + len(PHASES))]
+    out += ["", "Preprocessing by phase (the fit's `diagnostics_['phases']`): seconds (passes = "
+            "per-example evaluations / N; a Hessian pass counts 2). `curvature` measures the "
+            "whitened curvature, `strategy` is the strategy's preprocessing (weights, anchor, "
+            "clusters), `tuning` its estimators, gradient-noise pilots and step/batch rules.", "",
+            "| N | strategy | design | " + " | ".join(PHASES) + " |",
+            "|" + "---|" * (3 + len(PHASES))]
     for r in rows:
-        if r.get("phases"):
-            cells = [f"{v[0]:.3g} ({v[1]:.2g})" for v in
-                     (r["phases"][k] for k in PHASES + ("other",))]
+        if r.get("phases") and all(k in r["phases"] for k in PHASES):
+            cells = [f"{v[0]:.3g} ({v[1]:.2g})" for v in (r["phases"][k] for k in PHASES)]
             out.append(f"| {r['n']:.0e} | {label(r)} | {r['design']} | "
                        + " | ".join(cells) + " |")
     out += ["", "Notes: 'extra / X' near 0 means the fit works on the float32 X in place (chunked); "

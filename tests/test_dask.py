@@ -271,7 +271,7 @@ def test_the_dask_anchor_comes_from_the_mode_search(client, data, float32):
     # the mode search's last map-reduce pass leaves G and its point: no pass of the anchor's own,
     # G the exact gradient there (oracle: the in-memory posterior's), and the gathered rows'
     # responses evaluated at that point (oracle: model.response there)
-    from skbayes_sg.dask._strategies import _terms
+    from skbayes_sg.dask._strategies import _anchor, _terms
     from skbayes_sg.preprocessing import find_mode
     from skbayes_sg.subsampling._corrections import ControlVariate
 
@@ -280,9 +280,11 @@ def test_the_dask_anchor_comes_from_the_mode_search(client, data, float32):
     model = LogisticModel(D, 2)
     prior = GaussianPrior(model.prior_precision(1.0))
     dsk = DaskPosterior(model, prior, *_dask(client, X, y))
-    mode = find_mode(dsk, np.random.default_rng(0), anchor=True).theta
-    terms, anchor = _terms(dsk, type("L", (), {"mode": mode})(), ControlVariate())
-    assert terms.preprocessing_evals == 0 and anchor[1] is terms.mode
+    res = find_mode(dsk, np.random.default_rng(0), anchor=True)
+    mode = res.theta
+    found, evals = _anchor(dsk, type("L", (), {"mode": mode})(), ControlVariate(), res.anchor)
+    terms, anchor = _terms(dsk, found)
+    assert evals == 0 and found is res.anchor and anchor[1] is terms.mode
     mem = Posterior(model, prior, X, y)
     exact = mem.newton_terms(terms.mode, hessian=False)[1] - prior.grad(terms.mode[None])[0]
     # float32: products rounded in chunks of other sizes (N terms of size ~1, eps 6e-8)

@@ -164,9 +164,9 @@ class _WorkerData(Exception):
     """Raised inside a joblib worker to carry how it holds the rows back to the parent."""
 
 
-def _report_worker_data(sampler, prep, ids, *args):
+def _report_worker_data(plan, ids, *args):
     """Stand-in for the chain runner of ``sample``: report the worker's rows, then stop."""
-    X = prep.posterior.X
+    X = plan.posterior.X
     parts = {"data": X.data, "indices": X.indices} if sp.issparse(X) else {"X": X}
     raise _WorkerData({k: type(v).__name__ for k, v in parts.items()})
 

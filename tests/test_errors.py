@@ -118,14 +118,14 @@ def test_auto_step_retries_a_divergence(monkeypatch, n_warmup):
     ({"subsampling": "svrg_obj", "n1": -3}, "n1"),
 ])
 def test_nested_hyperparameters_are_checked_before_any_data_pass(monkeypatch, kw, name):
-    from skbayes_sg.fitting import _fit
+    from skbayes_sg.fitting import _prepare
     from skbayes_sg.samplers import PSGLD, SGHMC
     from skbayes_sg.subsampling import SVRG, Stratified
 
     def no_data_pass(*args, **kwargs):
         raise AssertionError("the mode search ran before validation")
 
-    monkeypatch.setattr(_fit, "find_mode", no_data_pass)
+    monkeypatch.setattr(_prepare, "find_mode", no_data_pass)
     make = {"sghmc_obj": SGHMC, "psgld_obj": PSGLD, "stratified_obj": Stratified,
             "svrg_obj": SVRG}
     slot, key = next(iter(kw.items()))
@@ -203,12 +203,12 @@ def test_cross_parameter_checks_name_the_parameters():
 @pytest.fixture
 def no_data_pass(monkeypatch):
     """Make the first pass over the data (the mode search) fail the test."""
-    from skbayes_sg.fitting import _fit
+    from skbayes_sg.fitting import _prepare
 
     def find_mode(*args, **kwargs):
         raise AssertionError("the mode search ran before the parameters were checked")
 
-    monkeypatch.setattr(_fit, "find_mode", find_mode)
+    monkeypatch.setattr(_prepare, "find_mode", find_mode)
 
 
 def _item6_cases():

@@ -207,9 +207,10 @@ def test_auto_batch_is_capped_by_the_number_of_rows(noisy_logistic):
                                          n_chains=2, random_state=0, sampler="sghmc")
         est.fit(X[:700], y[:700])
         assert 100 < est.diagnostics_["batch_size"] <= 700
-        # sampler="auto": a batch reaching every row means the exact gradient, so Metropolis HMC
+        # sampler="auto" with a named strategy: the strategy runs, whatever batch it reaches
         est.set_params(sampler="auto").fit(X[:700], y[:700])
-        assert est.diagnostics_["batch_size"] == 700 and est.diagnostics_["sampler"] == "hmc"
+        assert est.diagnostics_["batch_size"] == 700 and est.diagnostics_["sampler"] == "sghmc"
+        assert est.diagnostics_["subsampling"] == "uniform"
         # subsampling="full": every row each step is the batch reported (it said 100)
         est.set_params(subsampling="full", batch_size=50).fit(X[:700], y[:700])
     assert est.diagnostics_["batch_size"] == est.preprocessing_["batch_size"] == 700

@@ -144,7 +144,7 @@ def test_a_failed_fit_waits_for_the_background_starts(blobs, monkeypatch):
 
     from threadpoolctl import threadpool_limits
 
-    import skbayes_sg.fitting._fit as fit_module
+    import skbayes_sg.fitting._prepare as fit_module
 
     def fail(*args, **kwargs):
         raise RuntimeError("tuning failed")

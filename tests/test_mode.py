@@ -66,15 +66,16 @@ def test_large_softmax_lbfgs_runs_in_kronecker_coordinates(weighted):
     w = rng.integers(1, 4, size=n).astype(float) if weighted else None
     pb = Posterior(model, GaussianPrior(model.prior_precision(1.0)), X, y, w)
     theta0 = pb.start()
-    to_theta, to_u, evals = _mode._whitening(pb, theta0)
+    to_theta, to_u, evals, gram = _mode._whitening(pb, theta0)
     L = np.stack([to_theta(e) - theta0 for e in np.eye(model.n_params)], axis=1)
     assert np.allclose(L.T, np.stack([to_u(e) for e in np.eye(model.n_params)], axis=1))
     assert np.allclose(L.T @ full_hessian(pb, theta0) @ L, np.eye(model.n_params), atol=1e-8)
-    assert evals == 2 * n  # the pass of the class factor and, once per posterior, the Gram's
+    assert evals == 2 * n  # the pass of the class factor and the Gram's (a record, reused)
+    assert _mode._whitening(pb, theta0, gram)[2] == n
     theta_l, evals_l = lbfgs_mode(pb)
     theta_n, _, H = newton_mode(pb)[:3]
     assert (theta_l - theta_n) @ H @ (theta_l - theta_n) < 1e-8
-    assert kronecker_covariance(pb, theta_n)[1] == n  # the Laplace reuses the Gram's factor
+    assert kronecker_covariance(pb, theta_n, gram)[1] == n  # the Laplace reuses the Gram
     assert evals_l <= 35 * n  # 25 passes here; the diagonal scaling took 49
 
 
@@ -89,7 +90,8 @@ def test_softmax_lbfgs_is_rewhitened_once_at_the_iterate(monkeypatch):
     theta_n, _, H = newton_mode(pb)[:3]
     calls = []
     whitening = _mode._whitening
-    monkeypatch.setattr(_mode, "_whitening", lambda p, t: calls.append(t) or whitening(p, t))
+    monkeypatch.setattr(_mode, "_whitening",
+                        lambda p, t, g=None: calls.append(t) or whitening(p, t, g))
     monkeypatch.setattr(_mode, "_REWHITEN", 3)
     theta_l, evals_l = lbfgs_mode(pb)
     assert len(calls) == 2 and not np.allclose(calls[1], calls[0])
@@ -221,7 +223,7 @@ def test_the_mode_search_computes_the_control_variate_anchor(problem, monkeypatc
     # own, and an exactly unbiased estimator -- G is the sum of the stored responses' gradients
     # (oracle: grad_from_response on all rows) -- at a point within Newton's tolerance of the
     # mode (oracle: the anchor computed there); models without responses get G at the mode
-    from skbayes_sg.preprocessing import anchor_terms, mode_anchor
+    from skbayes_sg.preprocessing import anchor_terms
 
     pb = problem(name, weighted, n=n)
     if float32:
@@ -229,8 +231,7 @@ def test_the_mode_search_computes_the_control_variate_anchor(problem, monkeypatc
     monkeypatch.setattr(_warm, "_WARM_ROWS", 1000)  # 20,000 rows: the sampled-Hessian search
     monkeypatch.setattr(_warm, "_HESSIAN_ROWS_PER_PARAM", 10)
     res = find_mode(pb, np.random.default_rng(0), anchor=True)
-    (G, r, point), evals = mode_anchor(pb, res.theta)
-    assert evals == 0
+    G, r, point = res.anchor
     H, p = full_hessian(pb, res.theta), pb.model.n_params
     G_mode, r_mode = anchor_terms(pb, res.theta)
     d = np.linalg.solve(H, G - G_mode)  # the anchors' distance, in the mode's metric
@@ -248,8 +249,7 @@ def test_the_mode_search_computes_the_control_variate_anchor(problem, monkeypatc
         np.testing.assert_array_less(np.abs(G - G_r), tol * scale.max())
         assert r.dtype == r_mode.dtype
     fresh = problem(name, weighted, n=n)  # not asked: control variates make their own pass
-    find_mode(fresh, np.random.default_rng(0))
-    assert mode_anchor(fresh, find_mode(fresh, np.random.default_rng(0)).theta)[1] == n
+    assert find_mode(fresh, np.random.default_rng(0)).anchor is None
 
 
 def test_fused_predictor_has_no_systematic_rounding():

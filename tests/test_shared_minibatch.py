@@ -128,7 +128,7 @@ def test_shared_uniform_exact_posterior_and_its_warning(well_conditioned_problem
 def test_no_dependence_warning_with_control_variates_or_independent_chains(strategy,
                                                                            make_problem):
     pb, lap, rng = make_problem("binary")
-    assert strategy.build(pb, lap, batch_size=10, rng=rng).warnings == []
+    assert strategy.build(pb, lap, batch_size=10, rng=rng).warnings == ()
 
 
 @pytest.mark.filterwarnings("ignore:The chains have not converged")

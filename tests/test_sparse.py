@@ -264,19 +264,20 @@ def test_large_p_fit_never_densifies():
     """
     import tracemalloc
 
-    from skbayes_sg.fitting._fit import prepare, sample_with_retries
-    from skbayes_sg.samplers import SAMPLERS
+    from skbayes_sg.fitting import DEFAULT_CONFIG, FitSettings, prepare, sample_with_retries
     from skbayes_sg.utils import make_streams
 
     X, y = _hashed_text(20_000, 2**18, 50)
     model = LogisticModel(2**18, 2)
     posterior = Posterior(model, GaussianPrior(model.prior_precision(1.0, 10.0)), X, y)
-    sampler, streams = SAMPLERS["sghmc"](), make_streams(0, 2)
+    streams = make_streams(0, 2)
+    settings = FitSettings(sampler="sghmc", subsampling="preferential_cv", batch_size=100,
+                           step_size="auto", preconditioner="auto", n_chains=2, n_warmup=20,
+                           n_draws=10, thin=1, n_jobs=None, max_doublings=0)
     tracemalloc.start()
-    prep = prepare(posterior, sampler, SUBSAMPLING["preferential_cv"](), batch_size=100,
-                   step_size="auto", preconditioner="auto", n_chains=2, streams=streams)
-    draws = sample_with_retries(sampler, prep, streams, auto=True, n_warmup=20, n_draws=10,
-                                thin=1, n_jobs=None)[0]
+    prep = prepare(posterior, settings, streams)
+    draws = sample_with_retries(prep, streams, auto=True, config=DEFAULT_CONFIG, n_warmup=20,
+                                n_draws=10, thin=1, n_jobs=None).draws
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert draws.shape == (2, 10, 2**18 + 1) and np.all(np.isfinite(draws))
@@ -296,12 +297,12 @@ def test_estimators_accept_sparse_end_to_end():
     reg = BayesianLinearRegression(n_warmup=50, n_draws=20, n_chains=2, random_state=0)
     mean, std = reg.fit(X, y).predict(X[:50], return_std=True)
     assert mean.shape == std.shape == (50,)
-    from skbayes_sg.fitting import _fit
+    from skbayes_sg.fitting import _prepare
 
     def no_data_pass(*args, **kwargs):
         raise AssertionError("the mode search ran before the sparse check")
 
     for name in ("stratified", "compressed"):
         with pytest.MonkeyPatch.context() as mp, pytest.raises(ValueError, match="need dense X"):
-            mp.setattr(_fit, "find_mode", no_data_pass)
+            mp.setattr(_prepare, "find_mode", no_data_pass)
             BayesianLogisticRegression(subsampling=name).fit(X, y)

@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pytest
 
-from skbayes_sg.fitting._tuning import auto_batch_size, auto_step_size
+from skbayes_sg.fitting._rules import auto_batch_size, auto_step_size
 from skbayes_sg.samplers import SAMPLERS
 
 AUTO_TOL = 0.05
@@ -109,7 +109,7 @@ def test_curvature_pilot_of_a_glm_is_not_inflated_by_a_small_subsample():
 def test_a_subsample_laplace_gets_its_curvature_from_another_subsample(monkeypatch):
     # A Laplace of a subsample Hessian whitens that Hessian to I exactly; the step rule must see
     # the spread of the exact one (oracle), about sqrt(2) times wider from a second subsample
-    from skbayes_sg.fitting._tuning import _curvature
+    from skbayes_sg.fitting._tuning import measure_curvature
     from skbayes_sg.models import GaussianPrior, LogisticModel, Posterior
     from skbayes_sg.preprocessing import _warm, find_mode, full_hessian, laplace_at
     from skbayes_sg.preprocessing._laplace import whitened_curvature
@@ -128,7 +128,7 @@ def test_a_subsample_laplace_gets_its_curvature_from_another_subsample(monkeypat
     precond = from_laplace(lap)
     lam_max, lam_min = whitened_curvature(full_hessian(post, mode.theta), precond)
     assert lam_max - lam_min > 0.1  # a subsample's error, not an exact Laplace
-    est_max, est_min, evals = _curvature(post, lap, precond, np.random.default_rng(1))
+    est_max, est_min, evals = measure_curvature(post, lap, precond, np.random.default_rng(1))
     assert evals == 2000
     assert est_max > 1 + 0.7 * (lam_max - 1) and est_min < 1 - 0.7 * (1 - lam_min)
     assert est_max < 1 + 3 * (lam_max - 1) and est_min > 1 - 3 * (1 - lam_min)
@@ -165,7 +165,7 @@ def test_gradient_noise_error_is_the_size_of_the_estimates_error():
 
 @pytest.mark.parametrize("name", ["sgld", "sghmc"])
 def test_subtracted_noise_allows_a_larger_accurate_step(name):
-    from skbayes_sg.fitting._tuning import best_step, step_rule, variance_error
+    from skbayes_sg.fitting._rules import best_step, step_rule, variance_error
     from skbayes_sg.preprocessing import GradientNoise
 
     sampler, lam_max, lam_min = SAMPLERS[name](), 2.0, 0.5
@@ -198,7 +198,7 @@ def test_subtracted_noise_allows_a_larger_accurate_step(name):
 
 def test_auto_friction_follows_the_smallest_curvature():
     from skbayes_sg import BayesianLogisticRegression
-    from skbayes_sg.fitting._tuning import auto_friction
+    from skbayes_sg.fitting._rules import auto_friction
 
     assert auto_friction(None) == 1.0 and auto_friction(1.3) == 1.0
     assert auto_friction(0.49) == pytest.approx(0.7) and auto_friction(0.01) == 0.5

@@ -239,7 +239,7 @@ def test_kronecker_laplace_is_a_consistent_factor_close_to_the_exact_one():
     model = LogisticModel(d, K)
     post = Posterior(model, GaussianPrior(model.prior_precision(1.0)), X, y)
     mode = find_mode(post, rng).theta
-    cov, _ = kronecker_covariance(post, mode)
+    cov, _, _ = kronecker_covariance(post, mode)
     L = _consistent_factor(cov)
     exact = np.linalg.inv(full_hessian(post, mode))
     np.testing.assert_allclose(cov.variances, np.diag(exact), rtol=0.05)  # K-FAC: approximate
@@ -343,8 +343,8 @@ def test_coupled_intercepts_are_exact_and_condition_better_than_kronecker(monkey
     K, d, n = 10, 20, 3000
     post, mode = _softmax_posterior(K, d, n)
     model, H = post.model, full_hessian(post, mode)
-    base, _ = kronecker_covariance(post, mode)  # the Gram pass is made (and counted) once
-    cov, evals = coupled_covariance(post, mode)
+    base, _, gram = kronecker_covariance(post, mode)  # the Gram pass made (and counted) once
+    cov, evals = coupled_covariance(post, mode, gram)
     iterations = (evals / n - 1) / K
     assert iterations == int(iterations) and 1 <= iterations <= _coupled._CG_MAX_ITER
     L = _consistent_factor(cov)

@@ -14,10 +14,10 @@ import dask.array as da
 import numpy as np
 
 from ..models import Posterior
-from ..preprocessing import anchor_known, mode_anchor
+from ..preprocessing import Anchor
 from ..preprocessing._weights import (_MC_DRAWS, _glm_scores, _monte_carlo_scores,
                                       _row_sq_norms, _softmax_scores)
-from ..subsampling import ExactGradient, GradientEstimator, UniformIndex
+from ..subsampling import ExactGradient, GradientEstimator, StrategyData, UniformIndex
 from ..subsampling._corrections import ControlVariate, MinibatchSum, ModeAnchor
 from ._index import DaskIndex, WeightTargets
 
@@ -34,26 +34,33 @@ class _Responses:
 
 
 class DaskModeAnchor(ModeAnchor):
-    """Control variates at the mode: ``G`` from the mode search's last map-reduce pass (or one of
-    its own), responses gathered with the rows and evaluated where ``G`` was."""
+    """Control variates at the mode: ``G`` of the :class:`~skbayes_sg.preprocessing.Anchor`,
+    responses gathered with the rows and evaluated where ``G`` was."""
 
-    def __init__(self, posterior, mode):
-        MinibatchSum.__init__(self, posterior.model)
-        if anchor_known(posterior, mode):
-            (self.offset, _, self.mode), self.preprocessing_evals = mode_anchor(posterior, mode)
-        else:
-            self.mode, self.preprocessing_evals = mode, posterior.n_rows
-            self.offset = posterior.row_sum(posterior.model.grad_sum, mode[None, :])[0]
-        self.responses = _Responses() if posterior.model.is_glm else None
-        self.per_row = 1 if self.responses is not None else 2
+    def __init__(self, posterior, anchor):
+        super().__init__(posterior, Anchor(anchor.G, None, anchor.point))
+        if posterior.model.is_glm:
+            self.responses, self.per_row = _Responses(), 1
 
 
-def _terms(posterior, laplace, correction):
-    """``(terms, anchor)``: plain sums or control variates, and what the gathers evaluate."""
+def _anchor(posterior, laplace, correction, anchor):
+    """``(anchor or None, n_grad_evals)``: control variates' ``G`` at the mode (the mode
+    search's, or one map-reduce pass), nothing for plain sums."""
     if not isinstance(correction, ControlVariate):
+        return None, 0
+    if anchor is not None:
+        return anchor, 0
+    mode = laplace.mode
+    G = posterior.row_sum(posterior.model.grad_sum, mode[None, :])[0]
+    return Anchor(G, None, mode), posterior.n_rows
+
+
+def _terms(posterior, anchor):
+    """``(terms, what the gathers evaluate)``: plain sums or control variates at ``anchor``."""
+    if anchor is None:
         return MinibatchSum(posterior.model), None
-    terms = DaskModeAnchor(posterior, laplace.mode)
-    if terms.responses is None:
+    terms = DaskModeAnchor(posterior, anchor)
+    if not posterior.model.is_glm:
         return terms, None
     return terms, (posterior.model, terms.mode, _compute_dtype(posterior) or np.float64)
 
@@ -63,17 +70,22 @@ def _compute_dtype(posterior):
     return np.float32 if posterior.X.dtype == np.float32 else None
 
 
-def _estimator(posterior, index, terms, **kwargs):
-    est = GradientEstimator(posterior, index, terms, **kwargs)
-    est.compute_dtype = _compute_dtype(posterior)
+def _estimator(data, index, terms):
+    est = GradientEstimator(data.posterior, index, terms, **data.estimator_kwargs())
+    est.compute_dtype = _compute_dtype(data.posterior)
     return est
 
 
-def _uniform(strategy, posterior, laplace, batch_size, rng, gather_rows):
-    terms, anchor = _terms(posterior, laplace, strategy._correction())
-    index = DaskIndex(posterior.source, UniformIndex(posterior.n_rows, batch_size), anchor,
+def _uniform_data(strategy, posterior, laplace, rng, anchor):
+    anchor, evals = _anchor(posterior, laplace, strategy._correction(), anchor)
+    return StrategyData(posterior, laplace, terms=anchor, n_grad_evals=evals)
+
+
+def _uniform(data, batch_size, gather_rows):
+    terms, at = _terms(data.posterior, data.terms)
+    index = DaskIndex(data.posterior.source, UniformIndex(data.posterior.n_rows, batch_size), at,
                       gather_rows=gather_rows)
-    return _estimator(posterior, index, terms)
+    return _estimator(data, index, terms)
 
 
 def _scores(X, y, model, prior, laplace, kind, rng):
@@ -83,10 +95,10 @@ def _scores(X, y, model, prior, laplace, kind, rng):
         r = model.response(laplace.mode[None], block.X, block.y)[0]
         r = np.abs(r) if r.ndim == 1 else np.linalg.norm(r, axis=1)
         s = r * np.sqrt(_row_sq_norms(model, block.X))
-    elif model.is_glm and not model.is_regression and model.n_classes > 2:
+    elif model.softmax:
         s = _softmax_scores(block, laplace)
     elif model.is_glm:
-        s = _glm_scores(block, laplace)
+        s = _glm_scores(block, laplace)[0]
     else:  # every chunk gets a copy of rng: the same Laplace draws as the in-memory pass
         s = _monte_carlo_scores(block, laplace, rng)
     return np.where(np.isfinite(s) & (s > 0), s, 0.0)
@@ -108,46 +120,73 @@ def _weights(posterior, laplace, kind, uniform_mix, rng):
     return p, cdf, evals
 
 
-def _preferential(strategy, posterior, laplace, batch_size, rng, gather_rows):
+def _preferential_data(strategy, posterior, laplace, rng, anchor):
     correction = strategy._correction()
     kind = "curvature" if correction.uses_anchor else "gradient_norm"
     mix = float(strategy.uniform_mix)
     p, cdf, evals = _weights(posterior, laplace, kind, mix, rng)
-    source = posterior.source.with_weights(p, cdf)
-    terms, anchor = _terms(posterior, laplace, correction)
-    index = DaskIndex(source, WeightTargets(posterior.n_rows, batch_size, source.weights[4]),
-                      anchor, gather_rows=gather_rows)
+    anchor, more = _anchor(posterior, laplace, correction, anchor)
     outputs = {"preferential_weights": kind, "preferential_uniform_mix": mix,
                "preferential_max_weight_ratio": float(p.max().compute()) * posterior.n_rows}
-    return _estimator(posterior, index, terms, outputs=outputs, preprocessing_evals=evals)
+    return StrategyData(posterior, laplace, terms=anchor,
+                        index=posterior.source.with_weights(p, cdf), n_grad_evals=evals + more,
+                        outputs=outputs)
 
 
-def _full(strategy, posterior, laplace, batch_size, rng, gather_rows):
-    return ExactGradient(posterior)
+def _preferential(data, batch_size, gather_rows):
+    source, n = data.index, data.posterior.n_rows
+    terms, at = _terms(data.posterior, data.terms)
+    index = DaskIndex(source, WeightTargets(n, batch_size, source.weights[4]), at,
+                      gather_rows=gather_rows)
+    return _estimator(data, index, terms)
 
 
-# strategy name -> builder; the correction must be plain or control variates
-DASK_STRATEGIES = {"uniform": _uniform, "control_variates": _uniform,
-                   "preferential": _preferential, "preferential_cv": _preferential,
-                   "full": _full}
+def _full_data(strategy, posterior, laplace, rng, anchor):
+    return StrategyData(posterior, laplace)
+
+
+def _full(data, batch_size, gather_rows):
+    return ExactGradient(data.posterior)
+
+
+# strategy name -> (preprocessing, estimator); the correction must be plain or control variates
+DASK_STRATEGIES = {"uniform": (_uniform_data, _uniform),
+                   "control_variates": (_uniform_data, _uniform),
+                   "preferential": (_preferential_data, _preferential),
+                   "preferential_cv": (_preferential_data, _preferential),
+                   "full": (_full_data, _full)}
 
 
 class DaskStrategy:
-    """What :func:`~skbayes_sg.fitting._tuning.tune` needs of a strategy (``build``,
-    ``max_batch_size``), built on dask data.  Make it with :func:`dask_strategy`."""
+    """What the fit engine needs of a strategy (``preprocess``, ``estimator``,
+    ``max_batch_size``), on dask data.  Make it with :func:`dask_strategy`."""
 
     def __init__(self, strategy, gather_bytes=GATHER_BYTES):
         self.strategy, self.gather_bytes = strategy, int(gather_bytes)
         self.exact, self.name = strategy.exact, strategy.name
 
-    def build(self, posterior, laplace, *, batch_size, rng):
+    def preprocess(self, posterior, laplace, *, rng, anchor=None):
+        """The strategy's data (see the module docstring)."""
+        prepare = DASK_STRATEGIES[self.strategy.name][0]
+        return prepare(self.strategy, posterior, laplace, rng, anchor)
+
+    def estimator(self, data, *, batch_size):
         """The gradient estimator (see the module docstring)."""
-        rows = self.gather_bytes // (posterior.X.shape[1] * posterior.X.dtype.itemsize)
-        return DASK_STRATEGIES[self.strategy.name](self.strategy, posterior, laplace,
-                                                   batch_size, rng, max(1, rows))
+        X = data.posterior.X
+        rows = max(1, self.gather_bytes // (X.shape[1] * X.dtype.itemsize))
+        return DASK_STRATEGIES[self.strategy.name][1](data, batch_size, rows)
+
+    def build(self, posterior, laplace, *, batch_size, rng, anchor=None):
+        """:meth:`preprocess`, then :meth:`estimator`."""
+        data = self.preprocess(posterior, laplace, rng=rng, anchor=anchor)
+        return self.estimator(data, batch_size=batch_size)
 
     def max_batch_size(self, n_rows):
         return self.strategy.max_batch_size(n_rows)
+
+    @property
+    def n_candidates(self):
+        return self.strategy.n_candidates
 
     @property
     def anchors_at_mode(self):

@@ -1,6 +1,6 @@
 """``_BaseSGMCMC``: the scikit-learn side shared by the three estimators."""
 
-import time
+import copy
 import warnings
 from numbers import Integral, Real
 
@@ -10,14 +10,13 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from ..diagnostics import assess
+from ..fitting import DEFAULT_CONFIG, STARTS, FitSettings, check_settings, fit_posterior
 from ..models import GaussianPrior, Posterior
 from ..samplers import SAMPLERS, BaseSampler
 from ..subsampling import SUBSAMPLING, BaseStrategy
 from ..utils import (ApproximationWarning, ConvergenceWarning, make_rng, make_streams,
                      user_stacklevel, warn_user)
 from ._dask_hooks import DASK_METHODS, dask_backend, dask_dispatch
-from ..fitting import (STARTS, check_combination, extend_until_converged, prepare, resolve,
-                       sample_with_retries)
 from ._progress import make_progress
 from ._report import _ReportMixin
 
@@ -27,7 +26,16 @@ NOISY_STEP = 1e-2  # whitened auto step below which noise dominates
 # scale parameters (prior_scale, noise_std): 1 / scale^2 and its products with the data stay
 # finite, normal floats
 SCALE_MIN, SCALE_MAX = 1e-150, 1e150
-STEP_BIAS_MAX = 0.1  # predicted relative variance error of a user step that warns
+
+
+def _is_fitted(name):
+    """Whether an attribute is fitted state (scikit-learn's trailing underscore)."""
+    return name.endswith("_") and not name.startswith("__")
+
+
+def _unfitted_state(state):
+    """An instance ``__dict__`` without its fitted attributes."""
+    return {k: v for k, v in state.items() if not _is_fitted(k)}
 
 
 def _store_params(estimator, arguments):
@@ -68,6 +76,7 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
     # preprocessing (fitting._fit._choose_strategy)
     _auto_subsampling, _cheap_subsampling = "preferential_cv", "control_variates"
     _init_dispersion = 1.0
+    _fit_config = DEFAULT_CONFIG  # the engine's thresholds (tests set another FitConfig)
     _sparse = "csr"  # sparse X accepted (converted to CSR once); False for the MLP
     _is_classifier = False
 
@@ -83,13 +92,17 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
     def fit(self, X, y, sample_weight=None):
         """Find the mode, preprocess, and draw posterior samples.
 
+        The fit is atomic: the new fitted state is built aside and replaces the old one only
+        when the fit succeeds, so a fit that raises or is interrupted leaves the estimator as it
+        was (fitted on the earlier data, or unfitted).
+
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training data (float32 stays float32; sparse matrices are converted to CSR once and
             never densified; ``stratified`` and ``compressed`` need dense X).  A column-major
             array (e.g. from a pandas DataFrame) is copied to row-major once: every step gathers
-            rows, and strided rows made a 10^5-row default fit 20x slower.
+            rows.
         y : array-like of shape (n_samples,)
             Targets.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -103,50 +116,48 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
         self : object
             The fitted estimator.
         """
+        fitted = copy.copy(self)
+        fitted.__dict__ = _unfitted_state(vars(self))
+        fitted._fit(X, y, sample_weight)
+        # one assignment: the parameters as they are, every fitted attribute from this fit
+        self.__dict__ = {**_unfitted_state(vars(self)),
+                         **{k: v for k, v in vars(fitted).items() if _is_fitted(k)}}
+        return self
+
+    def _fit(self, X, y, sample_weight):
+        """:meth:`fit` on this (unfitted) copy: validate, run the engine, store the results."""
         backend, X, y_enc, n_outputs, weight = self._fit_inputs(X, y, sample_weight)
-        auto_sampler = self.sampler == "auto"
-        sampler = resolve(self._auto_sampler if auto_sampler else self.sampler, SAMPLERS)
-        auto_sub = self.subsampling == "auto"
-        strategy = resolve(self._auto_subsampling if auto_sub else self.subsampling, SUBSAMPLING)
-        alternative = (resolve(self._cheap_subsampling, SUBSAMPLING)
-                       if auto_sub and self._cheap_subsampling else None)
-        sampler.validate()
-        strategy.validate()
-        strategy.check_data(X)
-        if alternative is not None:
-            alternative.check_data(X)
-        check_combination(sampler, strategy)
-        streams = make_streams(self.random_state, self.n_chains)
+        settings = self._fit_settings(backend)
+        check_settings(settings, X)
         model = self._make_model(X.shape[1], n_outputs)
         prior = self._make_prior(model, y_enc)
-        if backend is None:
-            posterior = Posterior(model, prior, X, y_enc, weight)
-        else:
-            posterior, strategy = (backend.DaskPosterior(model, prior, X, y_enc),
-                                   backend.dask_strategy(strategy))
-            alternative = None if alternative is None else backend.dask_strategy(alternative)
-        t0 = time.perf_counter()
-        prep = prepare(posterior, sampler, strategy,
-                       batch_size=self.batch_size, step_size=self.step_size,
-                       preconditioner=self.preconditioner, n_chains=self.n_chains,
-                       streams=streams, dispersion=self._init_dispersion, init=self.init,
-                       exact_switch=auto_sampler, alternative=alternative,
-                       n_steps=self.n_warmup + self.n_draws * self.thin)
-        t1 = time.perf_counter()
-        self._warn_step_bias(prep.tuning)
+        posterior = (Posterior(model, prior, X, y_enc, weight) if backend is None
+                     else backend.DaskPosterior(model, prior, X, y_enc))
         progress = make_progress(self.verbose)
-        if progress is not None:
-            progress.preprocessed(prep.info, t1 - t0, prep.tuning.step_size, self.n_chains)
-        (draws, evals, steps, info, seconds), verdict = self._sample(prep, streams, progress)
-        self.model_, self.prior_, self.draws_ = model, prior, draws
-        self.mode_, self.preprocessing_ = prep.laplace.mode, prep.info
-        for message in prep.estimator.warnings:
+        result = fit_posterior(posterior, settings, make_streams(self.random_state, self.n_chains),
+                               self._judge(posterior), progress=progress)
+        plan = result.plan
+        self.model_, self.prior_, self.draws_ = model, prior, result.draws
+        self.mode_, self.preprocessing_ = plan.laplace.mode, plan.info
+        for message in plan.estimator.warnings:
             warn_user(message, ApproximationWarning)
-        self._set_diagnostics(prep, evals, steps, info, t1 - t0, seconds, verdict)
+        self._set_diagnostics(result)
         self._store_summaries()
         if progress is not None:
             progress.finished(self.diagnostics_)
-        return self
+
+    def _fit_settings(self, backend):
+        """The :class:`~skbayes_sg.fitting.FitSettings` of this estimator's parameters."""
+        return FitSettings(
+            sampler=self.sampler, subsampling=self.subsampling, batch_size=self.batch_size,
+            step_size=self.step_size, preconditioner=self.preconditioner,
+            n_chains=self.n_chains, n_warmup=self.n_warmup, n_draws=self.n_draws,
+            thin=self.thin, n_jobs=self.n_jobs, max_doublings=self.max_doublings,
+            init=self.init, dispersion=self._init_dispersion, auto_sampler=self._auto_sampler,
+            auto_subsampling=self._auto_subsampling,
+            cheap_subsampling=self._cheap_subsampling,
+            adapt_strategy=None if backend is None else backend.dask_strategy,
+            config=self._fit_config)
 
     def _fit_inputs(self, X, y, sample_weight):
         """``(backend, X, y_enc, n_outputs, weight)``: validated data (dask: lazily, on the
@@ -163,18 +174,6 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
             keep = weight > 0
             X, y_enc, weight = X[keep], y_enc[keep], weight[keep]
         return None, X, y_enc, n_outputs, weight
-
-    def _sample(self, prep, streams, progress):
-        """Sample (retrying smaller automatic steps on divergence), then extend until the
-        verdict passes or ``max_doublings`` is spent: ``(draws, ...), verdict``."""
-        result = sample_with_retries(
-            prep.sampler, prep, streams,
-            auto=self.step_size == "auto", n_warmup=self.n_warmup, n_draws=self.n_draws,
-            thin=self.thin, n_jobs=self.n_jobs, progress=progress)
-        return extend_until_converged(
-            prep.sampler, prep, streams, result, self._judge(prep.posterior),
-            max_doublings=self.max_doublings, n_draws=self.n_draws, thin=self.thin,
-            n_jobs=self.n_jobs, progress=progress)
 
     def _row_weights(self, X, y, sample_weight):
         """Row multiplicities of the posterior: ``sample_weight`` (None when all ones)."""
@@ -199,35 +198,39 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
         :func:`~skbayes_sg.diagnostics.assess`."""
         return assess
 
-    def _set_diagnostics(self, prep, evals, steps, info, pre_seconds, seconds, verdict):
-        pre_evals = prep.info["preprocessing_grad_evals"]
-        n_data = prep.estimator.n_data
+    def _set_diagnostics(self, result):
+        plan, verdict, info = result.plan, result.verdict, result.info
+        pre_evals, evals = plan.n_grad_evals, result.n_grad_evals
+        n_data, steps = plan.estimator.n_data, result.step_sizes
         raw = verdict if verdict.rhat.shape == self.draws_.shape[-1:] else assess(self.draws_)
         n_steps = self.n_warmup + info["sampling_steps"]
         d = {
             "ess": raw.ess_bulk, "ess_tail": raw.ess_tail, "rhat": raw.rhat,
             "converged": verdict.converged,
             "convergence_problems": verdict.problems,
-            "sampler": prep.sampler.name,
-            "subsampling": prep.info["subsampling"],
-            "friction": getattr(prep.sampler, "friction", None),
-            "integrator": getattr(prep.sampler, "integrator", None),
+            "sampler": plan.sampler.name,
+            "subsampling": plan.info["subsampling"],
+            "friction": getattr(plan.sampler, "friction", None),
+            "integrator": getattr(plan.sampler, "integrator", None),
             "step_size": float(np.mean(steps)),
             "step_size_per_chain": steps,
-            "auto_step_size": prep.tuning.auto_step_size,
-            "variance_error": prep.tuning.variance_error,
+            "auto_step_size": plan.tuning.auto_step_size,
+            "variance_error": plan.tuning.variance_error,
             "n_grad_evals": int(evals + pre_evals),
             "sampling_grad_evals": int(evals),
             "preprocessing_grad_evals": int(pre_evals),
             "data_passes": float((evals + pre_evals) / max(n_data, 1)),
             "grad_evals_per_step": float(evals / max(self.draws_.shape[0] * n_steps, 1)),
-            "preprocessing_seconds": float(pre_seconds),
-            "sampling_seconds": float(seconds),
-            "gradient_noise": prep.info["gradient_noise"],
-            "gradient_noise_left": prep.info["gradient_noise_left"],
-            "batch_size": prep.info["batch_size"],
-            "curvature": prep.info["curvature"],
-            "curvature_min": prep.info["curvature_min"],
+            "preprocessing_seconds": result.preprocessing_seconds,
+            "sampling_seconds": float(result.phases["sampling"][0]),
+            "phases": {name: {"seconds": float(sec), "grad_evals": int(ev),
+                              "data_passes": float(ev / max(n_data, 1))}
+                       for name, (sec, ev) in result.phases.items()},
+            "gradient_noise": plan.info["gradient_noise"],
+            "gradient_noise_left": plan.info["gradient_noise_left"],
+            "batch_size": plan.info["batch_size"],
+            "curvature": plan.info["curvature"],
+            "curvature_min": plan.info["curvature_min"],
             **info,
         }
         if raw is not verdict:  # judged on functions of the parameters (see _judge)
@@ -253,20 +256,6 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
                     "allow")
             note += f"; stopped before the budget was spent: {rate}"
         return note
-
-    def _warn_step_bias(self, tuning):
-        """Warn when a user-set step is predicted to bias the posterior variance by over 10%."""
-        err = tuning.variance_error
-        if self.step_size == "auto" or err <= STEP_BIAS_MAX:
-            return
-        effect = ("makes the sampler unstable" if not np.isfinite(err) else
-                  f"is predicted to put the posterior variance {100 * err:.0f}% off")
-        warnings.warn(
-            f"step_size={self.step_size:g} {effect} (closed-form stationary variance of the "
-            f"sampler on the Laplace approximation, with the measured gradient noise); "
-            f"posterior sds will be wrong. Use step_size='auto' (here "
-            f"{tuning.auto_step_size:.3g}) or a step at most that large.",
-            ApproximationWarning, stacklevel=user_stacklevel())
 
     def _noise_hint(self):
         """Advice when minibatch noise forced a tiny automatic step."""

@@ -114,7 +114,7 @@ class BayesianLogisticRegression(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC)
     def _groups(self):
         """Raw groups, plus the identified class-centred ones for multiclass (see Notes)."""
         out = super()._groups()
-        if self.model_.n_classes > 2:
+        if self.model_.softmax:
             for name in ("coef", "intercept"):
                 if name in out:  # no intercept with fit_intercept=False
                     values = out[name][0]

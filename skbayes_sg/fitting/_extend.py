@@ -34,7 +34,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..diagnostics import ESS_PER_CHAIN, RHAT_MAX
-from ._fit import sample
+from ._fit import Run, sample
 
 __all__ = ["doublings_needed", "extend_until_converged"]
 
@@ -62,15 +62,15 @@ def doublings_needed(before, after):
     return float(np.log(e / target) / np.log(ratio if ratio > 2.0 else 2.0))
 
 
-def extend_until_converged(sampler, prep, streams, result, judge, *, max_doublings, n_draws,
-                           thin, n_jobs, progress=None):
-    """Extend ``result = (draws, evals, steps, info, seconds)`` until ``judge`` passes.
+def extend_until_converged(plan, streams, run, judge, *, max_doublings, n_draws, thin, n_jobs,
+                           progress=None):
+    """Extend ``run`` (a :class:`~skbayes_sg.fitting.Run`) until ``judge`` passes.
 
-    Returns the same tuple (draws thinned to ``n_draws`` per chain, evaluations and seconds of
-    every round summed, ``info`` of the last round) plus the final assessment and the number of
-    doublings run.
+    Returns ``(run, verdict)``: the draws thinned to ``n_draws`` per chain, the evaluations and
+    seconds of every round summed, ``info`` the last round's plus ``n_doublings``,
+    ``sampling_steps`` and ``doublings_needed``; and the final assessment.
     """
-    draws, evals, steps, info, seconds = result
+    draws, evals, steps, info, seconds = run
     if n_draws < 2 * ESS_PER_CHAIN:
         max_doublings = 0
     early = max_doublings > 0  # a failing R-hat decides; the ESS are left for the last verdict
@@ -83,16 +83,16 @@ def extend_until_converged(sampler, prep, streams, result, judge, *, max_doublin
         rounds += 1
         spacing = thin * 2 ** (rounds - 1)  # stored spacing so far
         noise, index = streams.extension(rounds)
-        start = replace(prep, theta0=np.ascontiguousarray(draws[:, -1]))
+        start = replace(plan, theta0=np.ascontiguousarray(draws[:, -1]))
         if progress is not None:
             progress.write(f"Not converged yet ({verdict.problems[0]}); extending the sampling "
                            f"phase to {2 * spacing * n_draws} steps per chain "
                            f"(doubling {rounds} of at most {max_doublings}).")
-        new, more, steps, info, secs = sample(
-            sampler, start, noise, index, float(np.mean(steps)), n_warmup=0, n_draws=n_draws,
-            thin=spacing, n_jobs=n_jobs, progress=progress)
-        draws = _thin_pair(draws, new)
-        evals, seconds = evals + more, seconds + secs
+        new = sample(start, noise, index, float(np.mean(steps)), n_warmup=0, n_draws=n_draws,
+                     thin=spacing, n_jobs=n_jobs, progress=progress)
+        draws = _thin_pair(draws, new.draws)
+        evals, steps, seconds = evals + new.n_grad_evals, new.step_sizes, seconds + new.seconds
+        info = {**new.info, "step_size_retries": info.get("step_size_retries", 0)}
         early = rounds < max_doublings
         before, verdict = verdict, judge(draws, early=early)
     if early and not verdict.converged:  # stopped on a projection: the whole verdict
@@ -100,7 +100,7 @@ def extend_until_converged(sampler, prep, streams, result, judge, *, max_doublin
     stopped = not verdict.converged and rounds < max_doublings
     info = {**info, "n_doublings": rounds, "sampling_steps": n_draws * thin * 2 ** rounds,
             "doublings_needed": projected if stopped else None}
-    return (draws, evals, steps, info, seconds), verdict
+    return Run(draws, evals, steps, info, seconds), verdict
 
 
 def _thin_pair(old, new):

@@ -1,7 +1,7 @@
 """Where the chains start (``init=``), and the MLP's extra optimiser runs behind the scenes.
 
 ``init="laplace"`` (the default) draws the starts from the Laplace approximation around the mode.
-For a multimodal model (``model.random_init``: the MLP) chains ``1..`` start around their own
+For a multimodal model (``model.multimodal``: the MLP) chains ``1..`` start around their own
 Adam optima instead, so they begin in different modes and R-hat can see whether they agree.
 Those runs need only the data, not the mode, so :class:`ChainStarts` begins them as soon as it
 is made, in a worker thread when BLAS may use two or more threads: they then overlap the mode
@@ -58,7 +58,7 @@ class ChainStarts:
         self.posterior, self.init, self.rng = posterior, init, rng
         self.n, self.dispersion = int(n_chains), dispersion
         self._pool = self._future = self._rngs = None
-        if init == "laplace" and posterior.model.random_init and self.n > 1:
+        if init == "laplace" and posterior.model.multimodal and self.n > 1:
             rngs = rng.spawn(self.n - 1)  # spawning does not move the stream of the draws
             if background:
                 self._pool = ThreadPoolExecutor(1)

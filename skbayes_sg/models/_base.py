@@ -40,7 +40,9 @@ Methods of a model (all pure, no RNG, no state):
 Capabilities are declared, never probed: ``is_glm`` (the linear-predictor
 form below), ``exact_hessian`` (``hessian`` is implemented) and
 ``random_init`` (the mode search starts from ``init_position(rng)``: the MLP),
-``is_regression`` and ``n_outputs`` (classes, or 1 for regression).
+``multimodal`` (the posterior has many modes, so chains start in different ones and no measure
+taken at one mode stands for the others: the MLP), ``softmax`` (a GLM with one linear predictor
+per class), ``is_regression`` and ``n_outputs`` (classes, or 1 for regression).
 
 GLMs (``is_glm = True``) also expose the linear-predictor form used by control variates to store
 the anchor as scalars (one gradient evaluation per example per step instead of two):
@@ -66,7 +68,9 @@ class Likelihood:
 
     ``is_glm``: the linear-predictor form (``response``, ``grad_from_response``);
     ``exact_hessian``: ``hessian`` is implemented; ``random_init``: the mode
-    search starts from ``init_position(rng)``; ``is_regression``: real targets;
+    search starts from ``init_position(rng)``; ``multimodal``: chains start in different modes
+    and the noise and curvature measured at one mode do not stand for the others;
+    ``is_regression``: real targets;
     ``linear_predictors``: linear predictors per row of a GLM (the rank of one row's Hessian).
     """
 
@@ -74,6 +78,8 @@ class Likelihood:
     linear_predictors = 1
     exact_hessian = False
     random_init = False
+    multimodal = False
+    softmax = False
     is_regression = False
     feature_axes = {}  # parameter group -> axis of its shape that runs over the features
 

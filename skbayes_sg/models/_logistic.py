@@ -57,6 +57,7 @@ class LogisticModel(Likelihood):
         object.__setattr__(self, "_rows", rows)
         object.__setattr__(self, "linear_predictors", rows)
         object.__setattr__(self, "n_outputs", self.n_classes)
+        object.__setattr__(self, "softmax", self.n_classes > 2)
         object.__setattr__(self, "_nw", rows * self.n_features)
         object.__setattr__(self, "_classes", np.arange(rows)[:, None])
         object.__setattr__(self, "n_params", rows * (self.n_features + bool(self.fit_intercept)))

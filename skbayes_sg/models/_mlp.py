@@ -78,6 +78,7 @@ class MLPModel(Likelihood):
     fit_intercept: bool = True
     n_params: int = field(init=False, repr=False, compare=False)
     random_init = True
+    multimodal = True
     feature_axes = {"coef_0": 0}
 
     def __post_init__(self):

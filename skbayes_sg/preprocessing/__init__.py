@@ -1,16 +1,17 @@
 """Everything done once in ``fit`` before sampling: mode, Laplace, pilots."""
 
-from ._anchor import anchor_known, anchor_terms, mode_anchor, share_anchor
+from ._anchor import Anchor, anchor_at, anchor_terms
 from ._laplace import (DENSE_MAX_PARAMS, full_hessian, laplace_at, laplace_kind, mode_shift,
                        uses_dense, whitened_curvature)
 from ._lowrank import LOWRANK_RANK, lowrank_covariance
 from ._mode import ModeResult, adam_mode, find_mode, lbfgs_mode
-from ._memo import once_per
+from ._kronecker import FeatureGram
 from ._warm import subsample_hessian
 from ._pilot import GradientNoise, gradient_noise, power_curvature
 from ._compress import Compression, compress
 from ._stratify import RowView, Strata, allocate_batch, group_sums, kmeans_strata, merge_strata
-from ._weights import curvature_weights, gradient_norm_weights, lipschitz_constants, mix_uniform
+from ._weights import (curvature_weights, curvature_weights_and_anchor, gradient_norm_weights,
+                       lipschitz_constants, mix_uniform)
 
 __all__ = [
     "Compression", "DENSE_MAX_PARAMS", "LOWRANK_RANK", "RowView", "Strata", "allocate_batch",
@@ -19,6 +20,6 @@ __all__ = [
     "lowrank_covariance",
     "ModeResult", "uses_dense", "lbfgs_mode", "mode_shift",
     "power_curvature", "whitened_curvature", "curvature_weights", "gradient_norm_weights",
-    "lipschitz_constants", "mix_uniform", "once_per", "subsample_hessian", "anchor_terms",
-    "anchor_known", "mode_anchor", "share_anchor",
+    "lipschitz_constants", "mix_uniform", "subsample_hessian", "Anchor", "anchor_at",
+    "anchor_terms", "curvature_weights_and_anchor", "FeatureGram",
 ]

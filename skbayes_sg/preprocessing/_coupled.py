@@ -119,7 +119,7 @@ def _schur_factor(S, null):
     return V / np.sqrt(s), (V * np.sqrt(s)).T
 
 
-def coupled_covariance(posterior, mode):
+def coupled_covariance(posterior, mode, gram=None):
     """``Sigma ≈ H^{-1}``, Kronecker on the centred weights and exact on the intercept rows.
 
     Parameters
@@ -128,22 +128,25 @@ def coupled_covariance(posterior, mode):
         A softmax posterior on dense rows (see
         :func:`~skbayes_sg.preprocessing.kronecker_covariance`).
     mode : ndarray of shape (p,)
+    gram : FeatureGram, optional
+        The feature Gram matrix if already made (the mode search's).
 
     Returns
     -------
     covariance : CoupledInterceptCovariance, or a KroneckerCovariance without intercepts
     n_grad_evals : int
         The coupling pass and ``K`` Hessian-vector products per conjugate-gradient iteration over
-        the rows used, and the Gram pass if not already made.
+        the rows used, and the Gram pass unless ``gram`` was given.
     """
     _, prior_sd, ones = softmax_layout(posterior)
     if not ones:
-        return kronecker_covariance(posterior, mode)
+        return kronecker_covariance(posterior, mode, gram)[:2]
     model = posterior.model
     index, parts = model.unpack(np.arange(model.n_params)), model.unpack(mode)
     wi, bi = index["coef"].ravel(), index["intercept"]
     K, d = parts["coef"].shape
-    B, evals = feature_gram(posterior, ones)
+    gram, evals = feature_gram(posterior, ones, gram)
+    B = gram.matrix
     shift = B[:d, d] / B[d, d]  # the weighted feature means x_bar
     rows = _rows(posterior, K, d)
     H_bb, C = _coupling(rows, parts["coef"], parts["intercept"])

@@ -11,11 +11,19 @@ import numpy as np
 from scipy.linalg import eigh
 from scipy.special import softmax
 
-from ..models import KroneckerCovariance
-from ._memo import once_per
+from typing import NamedTuple
 
-__all__ = ["feature_factor", "feature_gram", "kronecker_covariance", "kronecker_factor",
-           "softmax_layout"]
+from ..models import KroneckerCovariance
+
+__all__ = ["FeatureGram", "feature_factor", "feature_gram", "kronecker_covariance",
+           "kronecker_factor", "softmax_layout"]
+
+
+class FeatureGram(NamedTuple):
+    """``B = sum_i m_i x~_i x~_i^T`` (with the ones column when ``ones``)."""
+
+    matrix: np.ndarray
+    ones: bool
 
 
 def _class_factor(posterior, coef, intercept):
@@ -33,17 +41,18 @@ def _class_factor(posterior, coef, intercept):
     return flat[:-1].reshape(K, K) / flat[-1]
 
 
-def feature_gram(posterior, ones):
-    """``B = sum_i m_i x~_i x~_i^T`` (with the ones column when ``ones``) and the pass that built
-    it, once per posterior: it does not depend on the position, so the mode search's start and
-    the Laplace share it."""
-    def gram(_, X, y, w):
+def feature_gram(posterior, ones, gram=None):
+    """``(FeatureGram, n_grad_evals)``: ``gram`` itself (0 evaluations) when given and made with
+    the same ``ones``, else one pass."""
+    if gram is not None and gram.ones == bool(ones):
+        return gram, 0
+
+    def sums(_, X, y, w):
         Xt = np.hstack([X, np.ones((X.shape[0], 1))]) if ones else X
         return Xt.T @ Xt if w is None else Xt.T @ (Xt * w[:, None])  # unweighted: syrk, half
 
     d1 = posterior.X.shape[1] + bool(ones)
-    return once_per((posterior,), ("kronecker B", ones),
-                    lambda: (posterior.row_sum(gram, None, width=2 * d1), posterior.n_rows))
+    return FeatureGram(posterior.row_sum(sums, None, width=2 * d1), bool(ones)), posterior.n_rows
 
 
 def feature_factor(B, prior_sd):
@@ -78,7 +87,7 @@ def softmax_layout(posterior):
     return order, 1.0 / np.sqrt(prec[0]), ones
 
 
-def kronecker_covariance(posterior, mode):
+def kronecker_covariance(posterior, mode, gram=None):
     """``Sigma ≈ H^{-1}`` as ``(I (x) P^{-1/2}) (Q (x) R) D^{-1} (...)^T``, and its cost.
 
     Parameters
@@ -87,17 +96,19 @@ def kronecker_covariance(posterior, mode):
         A softmax posterior on dense rows (``model.unpack`` gives ``coef (K, d)``,
         ``intercept (K,)``), whose prior precision is the same for every class in a column.
     mode : ndarray of shape (p,)
+    gram : FeatureGram, optional
+        ``B`` if already made (the mode search's).
 
     Returns
     -------
     covariance : KroneckerCovariance
     n_grad_evals : int
-        The pass for ``A``, and the first time for this posterior the pass for ``B``.
+        The pass for ``A``, and the pass for ``B`` unless ``gram`` was given.
+    gram : FeatureGram
     """
     order, prior_sd, ones = softmax_layout(posterior)
     parts = posterior.model.unpack(mode)
-    B, evals = feature_gram(posterior, ones)
-    (mu, R), _ = once_per((posterior,), ("kronecker factor", ones, prior_sd.tobytes()),
-                          lambda: (feature_factor(B, prior_sd), 0))
+    gram, evals = feature_gram(posterior, ones, gram)
+    mu, R = feature_factor(gram.matrix, prior_sd)
     A = _class_factor(posterior, parts["coef"], parts["intercept"])
-    return kronecker_factor(A, mu, R, order, prior_sd), posterior.n_rows + evals
+    return kronecker_factor(A, mu, R, order, prior_sd), posterior.n_rows + evals, gram

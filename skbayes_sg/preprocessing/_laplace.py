@@ -65,9 +65,8 @@ def kronecker_fits(posterior):
     """Softmax regression on dense rows with at most ``KRONECKER_MAX_COLS`` features: the
     Kronecker-factored Laplace with exact intercept rows
     (:func:`~._coupled.coupled_covariance`)."""
-    model = posterior.model
-    softmax = model.is_glm and not model.is_regression and model.n_outputs > 2
-    return softmax and not sp.issparse(posterior.X) and posterior.X.shape[1] <= KRONECKER_MAX_COLS
+    return (posterior.model.softmax and not sp.issparse(posterior.X)
+            and posterior.X.shape[1] <= KRONECKER_MAX_COLS)
 
 
 def dense_affordable(posterior):
@@ -109,50 +108,72 @@ def uses_dense(posterior, kind):
     return laplace_kind(posterior, kind) == "dense"
 
 
-def laplace_at(posterior, mode, kind="auto", hessian=None, hessian_rows=None):
+def laplace_at(posterior, mode, kind="auto", hessian=None, hessian_rows=None, gram=None):
     """The Laplace approximation at ``mode``, and what it cost.
 
     Parameters
     ----------
     posterior : Posterior
     mode : ndarray of shape (p,)
-    kind : {"auto", "laplace", "diagonal"}
-        See :func:`laplace_kind`.  ``"laplace"`` with ``p > DENSE_MAX_PARAMS`` (a GLM) keeps
-        the top ``LOWRANK_RANK`` eigenpairs of the diagonally whitened Hessian
+    kind : str
+        A covariance kind of :func:`laplace_kind` (``"dense"``, ``"diagonal"``, ...; the fit
+        engine resolves ``preconditioner`` to one), or a ``preconditioner`` option
+        (``"auto"``, ``"laplace"``) resolved here.  ``"laplace"`` with ``p > DENSE_MAX_PARAMS``
+        (a GLM) keeps the top ``LOWRANK_RANK`` eigenpairs of the diagonally whitened Hessian
         (:func:`~skbayes_sg.preprocessing.lowrank_covariance`).
     hessian : ndarray of shape (p, p), optional
         The dense Hessian at ``mode`` if already known (Newton's last one):
         used instead of a new pass when ``kind`` means dense.
     hessian_rows : int, optional
         The subsample ``hessian`` was estimated on, if not all the rows (``ModeResult``).
+    gram : FeatureGram, optional
+        A softmax's feature Gram matrix if already made (``ModeResult.gram``).
 
     Returns
     -------
     laplace : Laplace
     n_grad_evals : int
         Per-example second-order evaluations (one pass, or 0 when ``hessian`` was given; more
-        for low rank).
+        for the structured kinds).
     """
-    which = laplace_kind(posterior, kind)
-    if which == "dense":
-        evals = 0 if hessian is not None else posterior.n_rows
-        H = full_hessian(posterior, mode) if hessian is None else hessian
-        return Laplace(mode, np.linalg.inv(H), H, None if hessian is None else hessian_rows), evals
+    which = kind if kind in _BUILDERS else laplace_kind(posterior, kind)
+    return _BUILDERS[which](posterior, mode, hessian, hessian_rows, gram)
+
+
+def _dense(posterior, mode, hessian, hessian_rows, gram):
+    evals = 0 if hessian is not None else posterior.n_rows
+    H = full_hessian(posterior, mode) if hessian is None else hessian
+    return Laplace(mode, np.linalg.inv(H), H, None if hessian is None else hessian_rows), evals
+
+
+def _diagonal(posterior, mode, hessian, hessian_rows, gram):
+    return Laplace(mode, 1.0 / diagonal_curvature(posterior, mode)), posterior.n_rows
+
+
+def _block(posterior, mode, hessian, hessian_rows, gram):
+    cov, evals = block_covariance(posterior, mode)
+    return Laplace(mode, cov), evals
+
+
+def _kronecker(posterior, mode, hessian, hessian_rows, gram):
+    cov, evals = coupled_covariance(posterior, mode, gram)
+    return Laplace(mode, cov), evals
+
+
+def _lowrank(posterior, mode, hessian, hessian_rows, gram, wide=False):
     d = diagonal_curvature(posterior, mode)
-    if which == "diagonal":
-        return Laplace(mode, 1.0 / d), posterior.n_rows
-    if which == "block":
-        cov, evals = block_covariance(posterior, mode)
-        return Laplace(mode, cov), evals
-    if which == "kronecker":
-        cov, evals = coupled_covariance(posterior, mode)
-        return Laplace(mode, cov), evals
-    if which == "wide":
+    if wide:
         cov, evals = lowrank_covariance(posterior, mode, d, rank=wide_rank(posterior),
                                         scale=_prior_whitening(posterior, d))
     else:
         cov, evals = lowrank_covariance(posterior, mode, d)
     return Laplace(mode, cov), posterior.n_rows + evals
+
+
+# covariance kind (laplace_kind) -> builder(posterior, mode, hessian, hessian_rows, gram)
+_BUILDERS = {"dense": _dense, "diagonal": _diagonal, "block": _block, "kronecker": _kronecker,
+             "lowrank": _lowrank,
+             "wide": lambda *args: _lowrank(*args, wide=True)}
 
 
 def _prior_whitening(posterior, diagonal):

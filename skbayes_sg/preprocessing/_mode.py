@@ -11,7 +11,6 @@ from scipy.optimize import minimize
 
 from ..models import GaussianPrior, minibatch_dtype
 from ..utils import ConvergenceWarning, user_stacklevel
-from ._anchor import share_anchor
 from ._kronecker import kronecker_covariance
 from ._laplace import DENSE_MAX_PARAMS, diagonal_curvature, kronecker_fits, uses_dense
 from ._newton import ModeResult, newton_mode
@@ -43,8 +42,9 @@ def find_mode(posterior, rng, *, max_iter=None, anchor=False):
     posterior with ``cheap_subsets``) it is estimated on the warm start's subsample, of
     ``hessian_rows`` rows (``ModeResult.hessian_rows``), and Newton stops at the looser
     ``_SAMPLED_TOL``.  With ``anchor`` (control variates at the mode will follow) Newton's last
-    pass also computes their anchor and hands it to
-    :func:`~skbayes_sg.preprocessing.share_anchor`: their own pass is saved.
+    pass also computes their :class:`~skbayes_sg.preprocessing.Anchor`, returned as
+    ``ModeResult.anchor``: their own pass is saved.  L-BFGS on a softmax returns the feature
+    Gram matrix it made (``ModeResult.gram``) for the Laplace approximation.
     """
     if posterior.model.random_init:
         return ModeResult(*adam_mode(posterior, rng, n_epochs=max_iter))
@@ -57,15 +57,13 @@ def find_mode(posterior, rng, *, max_iter=None, anchor=False):
                           tol=_SAMPLED_TOL if sampled else _TOL, anchor=anchor)
         newton_evals += res.n_grad_evals
         if res.theta is not None:
-            if res.anchor is not None:
-                share_anchor(posterior, res.theta, *res.anchor)
             if res.hessian is None:  # sampled, and no fallback computed the exact one
                 H = warm.newton_terms(res.theta, hessian=True, value=False)[2]
                 newton_evals += 2 * warm.n_rows
                 res = res._replace(hessian=H, hessian_rows=warm.n_rows)
             return res._replace(n_grad_evals=newton_evals)
-    theta, evals = lbfgs_mode(posterior, max_iter=max_iter or 500)
-    return ModeResult(theta, evals + newton_evals)
+    theta, evals, gram = _lbfgs_search(posterior, max_iter or 500)
+    return ModeResult(theta, evals + newton_evals, gram=gram)
 
 
 def lbfgs_mode(posterior, *, max_iter=500):
@@ -79,11 +77,18 @@ def lbfgs_mode(posterior, *, max_iter=500):
     took 519 passes with the diagonal scaling and 54 in the Kronecker coordinates.  ``gtol`` then
     bounds the gradient in (approximate) posterior-sd units.  Softmax coordinates are renewed
     once at the iterate after ``_REWHITEN`` iterations (:data:`_REWHITEN`).
+
+    Returns ``(theta, n_grad_evals)``.
     """
-    theta, evals, done, nfev = posterior.start(), 0, 0, 0
+    return _lbfgs_search(posterior, max_iter)[:2]
+
+
+def _lbfgs_search(posterior, max_iter):
+    """``(theta, n_grad_evals, gram)``: :func:`lbfgs_mode`, and a softmax's feature Gram."""
+    theta, evals, done, nfev, gram = posterior.start(), 0, 0, 0, None
     stages = (min(_REWHITEN, max_iter), max_iter) if kronecker_fits(posterior) else (max_iter,)
     for limit in stages:  # softmax: re-whitened once at the iterate if not converged by then
-        to_theta, to_u, more = _whitening(posterior, theta)
+        to_theta, to_u, more, gram = _whitening(posterior, theta, gram)
         res = _lbfgs(posterior, theta, to_theta, to_u, limit - done)
         theta, evals, done, nfev = to_theta(res.x), evals + more, done + res.nit, nfev + res.nfev
         if res.success or done < limit or done >= max_iter:  # only the iteration limit goes on
@@ -94,7 +99,7 @@ def lbfgs_mode(posterior, *, max_iter=500):
             f"{res.message}. Standardize X or increase prior regularisation.",
             ConvergenceWarning, stacklevel=user_stacklevel(),
         )
-    return theta, int(nfev) * posterior.n_rows + evals
+    return theta, int(nfev) * posterior.n_rows + evals, gram
 
 
 def _lbfgs(posterior, theta0, to_theta, to_u, max_iter):
@@ -107,9 +112,9 @@ def _lbfgs(posterior, theta0, to_theta, to_u, max_iter):
                     options={"maxiter": max_iter, "gtol": 1e-8, "ftol": 1e-13})
 
 
-def _whitening(posterior, theta0):
-    """``(to_theta, to_u, evals)``: ``theta = theta0 + L u``, gradients ``L^T g``, and the passes
-    spent on ``L``.
+def _whitening(posterior, theta0, gram=None):
+    """``(to_theta, to_u, evals, gram)``: ``theta = theta0 + L u``, gradients ``L^T g``, the
+    passes spent on ``L`` and a softmax's feature Gram matrix (made once, ``gram`` if given).
 
     ``L`` is a factor of the inverse curvature at the start, for GLMs with more than
     ``DENSE_MAX_PARAMS`` parameters: the Kronecker-factored one for softmax regression on dense
@@ -120,13 +125,13 @@ def _whitening(posterior, theta0):
     """
     model = posterior.model
     if not (model.is_glm and model.n_params > DENSE_MAX_PARAMS):
-        return (lambda u: theta0 + u), (lambda g: g), 0
+        return (lambda u: theta0 + u), (lambda g: g), 0, gram
     if kronecker_fits(posterior):
-        cov, evals = kronecker_covariance(posterior, theta0)
+        cov, evals, gram = kronecker_covariance(posterior, theta0, gram)
         return ((lambda u: theta0 + cov.factor_rows(u[None])[0]),
-                (lambda g: cov.factor_t_rows(g[None])[0]), evals)
+                (lambda g: cov.factor_t_rows(g[None])[0]), evals, gram)
     s = 1.0 / np.sqrt(diagonal_curvature(posterior, theta0))
-    return (lambda u: theta0 + s * u), (lambda g: g * s), posterior.n_rows
+    return (lambda u: theta0 + s * u), (lambda g: g * s), posterior.n_rows, gram
 
 
 def _adam_step(theta, g, m, v, buf, lr, beta1, beta2, t, eps=1e-8):

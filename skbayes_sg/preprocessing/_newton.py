@@ -31,6 +31,9 @@ from typing import NamedTuple
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
+from ._anchor import Anchor
+from ._kronecker import FeatureGram
+
 __all__ = ["ModeResult", "newton_mode"]
 
 _NEAR = 1e-3  # decrement below which the full step is taken without a line search
@@ -60,14 +63,17 @@ class ModeResult(NamedTuple):
     iterate within 0.01 posterior sd of it; the Laplace approximation reuses it).
     ``hessian_rows``: None for a Hessian of all the rows, else the size of the uniform subsample
     it was estimated on (scaled to all the rows, :func:`~skbayes_sg.preprocessing.find_mode`).
-    ``anchor``: ``(G, responses, point)`` of the control-variate anchor when asked for (``newton_mode(...,
-    anchor=True)``) and the last pass computed it, else None."""
+    ``anchor``: the control-variate :class:`~skbayes_sg.preprocessing.Anchor` when asked for
+    (``newton_mode(..., anchor=True)``) and the last pass computed it, else None.  ``gram``: a
+    softmax's :class:`~skbayes_sg.preprocessing.FeatureGram` when the search made it (L-BFGS in
+    Kronecker coordinates), for the Laplace approximation."""
 
     theta: np.ndarray
     n_grad_evals: int
     hessian: np.ndarray = None
     hessian_rows: int = None
-    anchor: tuple = None
+    anchor: Anchor = None
+    gram: FeatureGram = None
 
 
 class _Anchor:
@@ -88,7 +94,7 @@ class _Anchor:
         """``(G, responses, it.theta)`` if the last evaluation was at ``it.theta``, else None."""
         if self.at is not it.theta:
             return None
-        return it.grad - posterior.prior.grad(it.theta[None])[0], self.out, it.theta
+        return Anchor(it.grad - posterior.prior.grad(it.theta[None])[0], self.out, it.theta)
 
 
 class _Iterate(NamedTuple):

@@ -11,10 +11,10 @@ from scipy.linalg import get_blas_funcs
 
 from ..models import design
 from ..models._sparse import row_dot, row_sq_norms, squared
-from ._anchor import anchor_known, share_anchor, store_responses
-from ._memo import once_per
+from ._anchor import Anchor, store_responses
 
-__all__ = ["curvature_weights", "gradient_norm_weights", "lipschitz_constants", "mix_uniform"]
+__all__ = ["curvature_weights", "curvature_weights_and_anchor", "gradient_norm_weights",
+           "lipschitz_constants", "mix_uniform"]
 
 _MC_DRAWS = 4  # Laplace draws for the Monte-Carlo curvature weights
 
@@ -84,15 +84,10 @@ def gradient_norm_weights(posterior, laplace, uniform_mix=0.1):
     p : ndarray of shape (n_rows,)
         Sums to 1, every entry > 0.
     n_grad_evals : int
-        One pass over the rows (0 when this posterior and ``laplace`` already had them:
-        :func:`~skbayes_sg.preprocessing.once_per`).
+        One pass over the rows.
     """
     model, theta = posterior.model, laplace.mode
-    return once_per((posterior, laplace), ("gradient_norm", uniform_mix),
-                    lambda: _gradient_norm_weights(posterior, model, theta, uniform_mix))
 
-
-def _gradient_norm_weights(posterior, model, theta, uniform_mix):
     def norms(X, y):
         if not model.is_glm:
             return np.sqrt(row_sq_norms(model.per_example_grad(theta, X, y)))
@@ -119,34 +114,33 @@ def curvature_weights(posterior, laplace, uniform_mix=0.1, rng=None):
     -------
     p : ndarray of shape (n_rows,)
     n_grad_evals : int
-        Per-example (first- or second-order) evaluations spent (0 when this ``laplace`` and
-        ``rng`` state already had them: the rebuild of ``batch_size="auto"``).
+        Per-example (first- or second-order) evaluations spent.
     """
+    return curvature_weights_and_anchor(posterior, laplace, uniform_mix, rng)[:2]
+
+
+def curvature_weights_and_anchor(posterior, laplace, uniform_mix=0.1, rng=None, anchor=False):
+    """``(p, n_grad_evals, anchor)``: :func:`curvature_weights`, and with ``anchor`` the
+    control-variate :class:`~skbayes_sg.preprocessing.Anchor` at ``laplace.mode`` from the same
+    pass where the model allows it (binary logistic, fixed-noise linear; else None)."""
     rng = np.random.default_rng(0) if rng is None else rng
-    key = ("curvature", uniform_mix, repr(rng.bit_generator.state))
-    return once_per((posterior, laplace), key,
-                    lambda: _curvature_weights(posterior, laplace, uniform_mix, rng))
-
-
-def _curvature_weights(posterior, laplace, uniform_mix, rng):
-    model, n = posterior.model, posterior.n_rows
-    if model.is_glm and not model.is_regression and model.n_classes > 2:
+    model, n, found = posterior.model, posterior.n_rows, None
+    if model.softmax:
         scores, evals = _softmax_scores(posterior, laplace), n
     elif model.is_glm:
-        share = not anchor_known(posterior, laplace.mode)
-        scores, evals = _glm_scores(posterior, laplace, share=share), n
+        (scores, found), evals = _glm_scores(posterior, laplace, anchor=anchor), n
     else:
         scores, evals = _monte_carlo_scores(posterior, laplace, rng), (_MC_DRAWS + 1) * n
-    return _finish(posterior, scores, uniform_mix), evals
+    return _finish(posterior, scores, uniform_mix), evals, found
 
 
-def _glm_scores(posterior, laplace, share=False):
-    """``c_i sqrt(x~_i'Σx~_i ||x~_i||^2)`` of the binary logistic and fixed-noise linear rows.
+def _glm_scores(posterior, laplace, anchor=False):
+    """``(scores, anchor)``: ``c_i sqrt(x~_i'Σx~_i ||x~_i||^2)`` of the binary logistic and
+    fixed-noise linear rows.
 
-    With ``share`` the pass also computes the control-variate anchor at ``laplace.mode`` (the
-    responses come with the curvatures, from the same linear predictor) and hands it to
-    :func:`~skbayes_sg.preprocessing.share_anchor`: ``preferential_cv`` then reads ``X`` once
-    for both (its 10^7-row build spent 1.27 s on the weights and 0.72 s on the anchor).
+    With ``anchor`` the pass also computes the control-variate :class:`Anchor` at
+    ``laplace.mode`` (the responses come with the curvatures, from the same linear predictor):
+    ``preferential_cv`` then reads ``X`` once for both; else the anchor is None.
     """
     model, mode = posterior.model, laplace.mode
     dense = laplace.dense and not sp.issparse(posterior.X)
@@ -155,7 +149,7 @@ def _glm_scores(posterior, laplace, share=False):
     out, G, responses = np.empty(posterior.n_rows), np.zeros(model.n_params), None
     for sl in posterior.chunks(2 * model.n_params):
         X, y = posterior.X[sl], posterior.y[sl]
-        if share:
+        if anchor:
             g, r, c = model.anchor_terms(mode, X, y, posterior.rows_weight(sl), curvature=True)
             G += g
             responses = store_responses(posterior, sl, r, responses)
@@ -171,9 +165,7 @@ def _glm_scores(posterior, laplace, share=False):
         np.sqrt(q, out=q)
         q *= c
         out[sl] = q
-    if share:
-        share_anchor(posterior, mode, G, responses)
-    return out
+    return out, (Anchor(G, responses, mode) if anchor else None)
 
 
 def _triangular_factor(L, d, dtype):

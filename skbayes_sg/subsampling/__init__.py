@@ -6,7 +6,7 @@ Use a string (``subsampling="control_variates"``) or an object
 """
 
 from ._adaptive import Adaptive, AdaptiveSizeIndex
-from ._base import CORRECTIONS, BaseStrategy, IndexedStrategy
+from ._base import CORRECTIONS, BaseStrategy, IndexedStrategy, StrategyData
 from ._compressed import Compressed
 from ._corrections import BaseCorrection, ControlVariate, PlainCorrection
 from ._estimator import ExactGradient, GradientEstimator
@@ -24,7 +24,8 @@ SUBSAMPLING = {
 }
 
 __all__ = [
-    "CORRECTIONS", "SUBSAMPLING", "BaseStrategy", "IndexedStrategy", "Adaptive", "Compressed",
+    "CORRECTIONS", "SUBSAMPLING", "BaseStrategy", "IndexedStrategy", "StrategyData", "Adaptive",
+    "Compressed",
     "ControlVariates", "EWSG", "Full", "Preferential", "PreferentialCV", "SVRG", "Stratified",
     "Uniform", "BaseCorrection", "ControlVariate", "PlainCorrection", "SVRGAnchor",
     "AdaptiveSizeIndex", "AllRows", "BlockIndex", "StratifiedIndex", "UniformIndex",

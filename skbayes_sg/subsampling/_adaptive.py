@@ -7,6 +7,7 @@ from sklearn.utils._param_validation import Interval
 
 from ..preprocessing import lipschitz_constants
 from ..utils import row_chunks
+from ._base import StrategyData
 from ._preferential import PreferentialCV, WeightedIndex, preference_weights
 
 __all__ = ["Adaptive", "AdaptiveSizeIndex"]
@@ -134,29 +135,36 @@ class Adaptive(PreferentialCV):
         if self.n_max is not None and self.n_max < self.n_min:
             raise ValueError(f"Adaptive: n_max={self.n_max} is smaller than n_min={self.n_min}.")
 
-    def build(self, posterior, laplace, *, batch_size, rng):
-        n_max = min(10 * batch_size, posterior.n_rows) if self.n_max is None else int(self.n_max)
+    def preprocess(self, posterior, laplace, *, rng, anchor=None):
+        """The weights, the Lipschitz sum, the pilot distances and the control variates'
+        anchor."""
+        correction = self._correction()
+        p, evals, anchor, outputs = preference_weights(posterior, laplace, correction,
+                                                       float(self.uniform_mix), rng, anchor)
+        lip_sum = self._lipschitz_sum(posterior, laplace, p)
+        r95, d2 = _sq_distance_quantile(laplace, rng, int(self.n_pilot))
+        terms, more = correction.preprocess(posterior, laplace, anchor)
+        return StrategyData(posterior, laplace, terms=terms, index=(p, lip_sum, r95, d2),
+                            n_grad_evals=evals + more, outputs=outputs)
+
+    def estimator(self, data, *, batch_size):
+        N = data.posterior.n_rows
+        n_max = min(10 * batch_size, N) if self.n_max is None else int(self.n_max)
         if n_max < self.n_min:
             raise ValueError(f"Adaptive: n_max=None gives min(10 * batch_size, n_samples) = "
                              f"{n_max}, below n_min={self.n_min}; give n_max.")
-        p, evals, outputs = preference_weights(posterior, laplace, self._correction(),
-                                               float(self.uniform_mix), rng)
-        lip_sum = self._lipschitz_sum(posterior, laplace, p)
-        r95, d2 = _sq_distance_quantile(laplace, rng, int(self.n_pilot))
+        p, lip_sum, r95, d2 = data.index
         if self.V0 is None:  # eq. 18 at r95 with n = batch_size: the Lipschitz sum cancels
             rate, V0 = batch_size / r95, None if lip_sum is None else r95 * lip_sum / batch_size
         else:
             rate, V0 = lip_sum / float(self.V0), self.V0
         pilot = float(np.maximum(np.ceil(np.fmin(d2 * rate, n_max)), self.n_min).mean())
-        outputs.update({"adaptive_V0": V0, "adaptive_lipschitz_sum": lip_sum,
-                        "adaptive_r95": r95, "adaptive_rate": rate, "adaptive_n_min": self.n_min,
-                        "adaptive_n_max": n_max, "adaptive_pilot_mean_size": pilot})
-        index = AdaptiveSizeIndex(p, batch_size, laplace.mode, rate=rate, n_min=self.n_min,
+        outputs = {**data.outputs, "adaptive_V0": V0, "adaptive_lipschitz_sum": lip_sum,
+                   "adaptive_r95": r95, "adaptive_rate": rate, "adaptive_n_min": self.n_min,
+                   "adaptive_n_max": n_max, "adaptive_pilot_mean_size": pilot}
+        index = AdaptiveSizeIndex(p, batch_size, data.laplace.mode, rate=rate, n_min=self.n_min,
                                   n_max=n_max)
-        est = self._estimator(posterior, laplace, index, outputs=outputs,
-                              preprocessing_evals=evals)
-        est.evals_per_step = pilot * est.terms.per_row
-        return est
+        return self._estimator(data, index, outputs=outputs, rows_per_step=pilot)
 
     def _lipschitz_sum(self, posterior, laplace, p):
         """``sum_i L_i^2 / p_i``, or None when the model has no constants."""

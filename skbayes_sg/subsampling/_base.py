@@ -2,9 +2,17 @@
 
 A *strategy* (``Uniform()``, ``Stratified(n_clusters=20)``, ...) only stores hyperparameters
 (``get_params``/``set_params``); ``validate()`` checks them before any pass over the data.  In
-``fit``, ``strategy.build(posterior, laplace, batch_size=..., rng=...)`` does all the heavy
-preprocessing once and returns a fully built estimator (:mod:`~skbayes_sg.subsampling._estimator`),
-composed of two orthogonal pieces:
+``fit`` it works in two steps:
+
+* ``strategy.preprocess(posterior, laplace, rng=..., anchor=...)`` does the heavy preprocessing
+  once and returns a :class:`StrategyData` record: everything that does not depend on the batch
+  size (strata, weights and their sampling tables, the control-variate anchor);
+* ``strategy.estimator(data, batch_size=...)`` is cheap, and returns a fully built gradient
+  estimator (:mod:`~skbayes_sg.subsampling._estimator`); ``batch_size="auto"`` calls it at each
+  batch it tries.
+
+``strategy.build(posterior, laplace, batch_size=..., rng=...)`` does both at once.  An estimator
+is composed of two orthogonal pieces:
 
 * an *index sampler* -- WHERE to look (uniform, stratified, preferential,
   adaptive size, all rows; :mod:`~skbayes_sg.subsampling._index`);
@@ -13,9 +21,12 @@ composed of two orthogonal pieces:
   a non-uniform index take any of them as their ``correction`` parameter.
 """
 
+from dataclasses import dataclass, field
+
 import scipy.sparse as sp
 from sklearn.utils._param_validation import StrOptions
 
+from ..preprocessing import Anchor
 from ..utils import ParamsMixin
 from ._corrections import BaseCorrection, ControlVariate, PlainCorrection
 from ._estimator import GradientEstimator
@@ -23,7 +34,7 @@ from ._index import BlockIndex
 from ._svrg import SVRGAnchor
 
 __all__ = ["CORRECTIONS", "CORRECTION_CONSTRAINT", "SPARSE_ALTERNATIVES", "BaseStrategy",
-           "IndexedStrategy", "check_dense", "resolve_correction"]
+           "IndexedStrategy", "StrategyData", "check_dense", "resolve_correction"]
 
 SPARSE_ALTERNATIVES = ("use subsampling='auto' (default), 'preferential_cv' or 'control_variates' "
                        "with sparse X")
@@ -49,6 +60,35 @@ _SHARED_PLAIN = (
     "dependence was measurable, or shared_minibatch=False.")
 
 
+@dataclass(frozen=True, eq=False)
+class StrategyData:
+    """What a strategy's preprocessing produced (batch-size independent), for its estimators.
+
+    ``terms`` is the correction's data (control variates: the
+    :class:`~skbayes_sg.preprocessing.Anchor`), ``index`` the index sampler's (weights and
+    tables, strata, ...); ``n_grad_evals`` is the preprocessing's cost, ``outputs`` what goes to
+    ``preprocessing_`` and ``warnings`` what ``fit`` emits as ``ApproximationWarning``.
+    """
+
+    posterior: object
+    laplace: object
+    terms: object = None
+    index: object = None
+    n_grad_evals: int = 0
+    outputs: dict = field(default_factory=dict)
+    warnings: tuple = ()
+
+    @property
+    def anchor(self):
+        """The control-variate anchor of this preprocessing, or None."""
+        return self.terms if isinstance(self.terms, Anchor) else None
+
+    def estimator_kwargs(self):
+        """Keywords of the estimators: the cost, outputs and warnings recorded here."""
+        return {"outputs": dict(self.outputs), "preprocessing_evals": self.n_grad_evals,
+                "warnings": self.warnings}
+
+
 def resolve_correction(value):
     """The correction object for a name in :data:`CORRECTIONS` or an object."""
     return value if isinstance(value, BaseCorrection) else CORRECTIONS[value]()
@@ -71,20 +111,31 @@ class BaseStrategy(ParamsMixin):
         if not self.supports_sparse:
             check_dense(X)
 
-    def build(self, posterior, laplace, *, batch_size, rng):
-        """Preprocess once and return the gradient estimator.
+    def preprocess(self, posterior, laplace, *, rng, anchor=None):
+        """The preprocessing, once per fit: a :class:`StrategyData` record.
 
         Parameters
         ----------
         posterior : Posterior
         laplace : Laplace
             Mode and covariance of the posterior (of the full data).
-        batch_size : int
-            Minibatch size, at most ``max_batch_size(posterior.n_rows)``.
         rng : Generator
             Randomness of the preprocessing.
+        anchor : Anchor, optional
+            The control-variate anchor at ``laplace.mode`` if already computed (the mode
+            search's last pass); strategies without control variates ignore it.
         """
+        return StrategyData(posterior, laplace)
+
+    def estimator(self, data, *, batch_size):
+        """The gradient estimator on ``data`` (from :meth:`preprocess`) for minibatches of
+        ``batch_size`` rows (at most ``max_batch_size(posterior.n_rows)``)."""
         raise NotImplementedError
+
+    def build(self, posterior, laplace, *, batch_size, rng, anchor=None):
+        """:meth:`preprocess`, then :meth:`estimator`: a gradient estimator in one call."""
+        data = self.preprocess(posterior, laplace, rng=rng, anchor=anchor)
+        return self.estimator(data, batch_size=batch_size)
 
     def max_batch_size(self, n_rows):
         """Largest minibatch ``batch_size="auto"`` may give this strategy (default ``n_rows``)."""
@@ -92,6 +143,11 @@ class BaseStrategy(ParamsMixin):
 
     def check_sampler(self, sampler):
         """Raise a ValueError if this strategy cannot work with ``sampler``."""
+
+    @property
+    def n_candidates(self):
+        """Candidate minibatch gradients per step the sampler chooses among (EWSG), else 1."""
+        return 1
 
     @property
     def anchors_at_mode(self):
@@ -133,15 +189,22 @@ class IndexedStrategy(BaseStrategy):
     def max_batch_size(self, n_rows):
         return self._correction().max_batch_size(n_rows)
 
-    def _estimator(self, posterior, laplace, index, **kwargs):
-        """The estimator of ``index`` with this strategy's correction (its chains sharing each
-        minibatch with ``shared_minibatch``; all rows every step need no sharing)."""
+    def preprocess(self, posterior, laplace, *, rng, anchor=None):
+        """The correction's data (control variates: their anchor, ``anchor`` if given)."""
+        terms, evals = self._correction().preprocess(posterior, laplace, anchor)
+        return StrategyData(posterior, laplace, terms=terms, n_grad_evals=evals)
+
+    def _estimator(self, data, index, **kwargs):
+        """The estimator of ``index`` with this strategy's correction on ``data`` (its chains
+        sharing each minibatch with ``shared_minibatch``; all rows every step need no
+        sharing)."""
         correction = self._correction()
         shared = bool(self.shared_minibatch) and isinstance(index, BlockIndex)
         if shared:
             index.shared = True
-        terms = correction.build(posterior, laplace, batch_size=index.b)
-        est = GradientEstimator(posterior, index, terms, **kwargs)
+        terms = correction.build(data.posterior, data.laplace, batch_size=index.b,
+                                 data=data.terms)
+        options = {**data.estimator_kwargs(), **kwargs}
         if shared and not correction.uses_anchor:
-            est.warnings.append(_SHARED_PLAIN)
-        return est
+            options["warnings"] = (*options["warnings"], _SHARED_PLAIN)
+        return GradientEstimator(data.posterior, index, terms, **options)

@@ -1,6 +1,7 @@
 """Approximate posterior on centroids of small clusters (methods.md §10)."""
 
 import math
+from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
@@ -151,7 +152,14 @@ class Compressed(BaseStrategy):
     def check_sampler(self, sampler):
         self._inner_strategy().check_sampler(sampler)
 
-    def build(self, posterior, laplace, *, batch_size, rng):
+    @property
+    def n_candidates(self):
+        return self._inner_strategy().n_candidates
+
+    def preprocess(self, posterior, laplace, *, rng, anchor=None):
+        """Compress the rows, then the inner strategy's preprocessing on the centroids: its
+        :class:`StrategyData` on the centroid posterior, with the compression's outputs, cost
+        and warning."""
         view, groups = clustering_view(posterior, joint=True)
         R = float(np.sqrt(np.max(np.einsum("nd,nd->n", posterior.X, posterior.X, dtype=float))))
         R = R if R > 0 else 1.0
@@ -161,23 +169,26 @@ class Compressed(BaseStrategy):
                         radius=None if self.radius is None else self.radius * R,
                         n_clusters=n_clusters, method=self.clustering, rng=rng)
         small = _centroid_posterior(posterior, comp, groups is not None)
-        est = self._inner_strategy().build(small, laplace, rng=rng,
-                                           batch_size=min(batch_size, small.n_rows))
+        inner = self._inner_strategy().preprocess(small, laplace, rng=rng)
         shift, n_evals = mode_shift(small, laplace)
-        est.preprocessing_evals += n_evals
         ratio = small.n_rows / posterior.n_data
-        est.outputs.update({"compression_ratio": ratio, "n_centroids": small.n_rows,
-                            "compression_radius": float(comp.radii.max() / R),
-                            "compression_shift": shift, "compression_seconds": comp.seconds,
-                            "compression_rounds": comp.n_rounds})
-        if shift > _SHIFT_WARN:
-            est.warnings.append(
-                f"subsampling='compressed' samples an approximate posterior whose mode is about "
-                f"{shift:.2g} posterior sds from the full-data mode "
-                f"(preprocessing_['compression_shift']: one Newton step; compression ratio "
-                f"{ratio:.3g}). For a closer approximation use a smaller radius or a larger "
-                "target_ratio.")
-        return est
+        outputs = {**inner.outputs, "compression_ratio": ratio, "n_centroids": small.n_rows,
+                   "compression_radius": float(comp.radii.max() / R),
+                   "compression_shift": shift, "compression_seconds": comp.seconds,
+                   "compression_rounds": comp.n_rounds}
+        warning = () if shift <= _SHIFT_WARN else (
+            f"subsampling='compressed' samples an approximate posterior whose mode is about "
+            f"{shift:.2g} posterior sds from the full-data mode "
+            f"(preprocessing_['compression_shift']: one Newton step; compression ratio "
+            f"{ratio:.3g}). For a closer approximation use a smaller radius or a larger "
+            "target_ratio.",)
+        return replace(inner, n_grad_evals=inner.n_grad_evals + n_evals, outputs=outputs,
+                       warnings=inner.warnings + warning)
+
+    def estimator(self, data, *, batch_size):
+        """The inner strategy's estimator on the centroids (``data`` from :meth:`preprocess`)."""
+        return self._inner_strategy().estimator(
+            data, batch_size=min(batch_size, data.posterior.n_rows))
 
 
 def _centroid_posterior(posterior, comp, classifier):

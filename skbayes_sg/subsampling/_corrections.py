@@ -17,7 +17,7 @@ the anchor, so the minibatch sum vanishes and is skipped),
 
 import numpy as np
 
-from ..preprocessing import mode_anchor
+from ..preprocessing import anchor_at
 from ..utils import ParamsMixin
 
 __all__ = ["BaseCorrection", "ControlVariate", "MinibatchSum", "ModeAnchor", "PlainCorrection",
@@ -83,16 +83,14 @@ class ModeAnchor(MinibatchSum):
     For GLMs the anchor terms ``∇f_i(theta_hat) = r_i(theta_hat) x~_i`` are
     stored as the scalars ``r_i`` (one gradient evaluation per row per
     step); other models recompute the minibatch's anchor gradients (two).
-    ``theta_hat`` is where the anchor was computed: ``mode``, or the mode search's last iterate
-    (within its tolerance of ``mode``) when that pass computed it
-    (:func:`~skbayes_sg.preprocessing.mode_anchor`).
+    ``theta_hat`` is where the :class:`~skbayes_sg.preprocessing.Anchor` was computed: the mode,
+    or the mode search's last iterate (within its tolerance of the mode) when that pass computed
+    it.  Its cost was counted by whoever computed it.
     """
 
-    def __init__(self, posterior, mode):
+    def __init__(self, posterior, anchor):
         super().__init__(posterior.model)
-        # once per posterior and mode: batch_size="auto" builds the strategy twice
-        (self.offset, self.responses, self.mode), self.preprocessing_evals = mode_anchor(
-            posterior, mode)
+        self.offset, self.responses, self.mode = anchor
         self.per_row = 1 if self.responses is not None else 2
 
     def difference(self, theta, Xb, yb, w, idx, state, chains):
@@ -116,8 +114,14 @@ class BaseCorrection(ParamsMixin):
         """Largest minibatch this correction allows (default ``n_rows``)."""
         return n_rows
 
-    def build(self, posterior, laplace, *, batch_size):
-        """The per-step terms for minibatches of ``batch_size`` rows."""
+    def preprocess(self, posterior, laplace, anchor=None):
+        """``(data, n_grad_evals)``: what the terms need whatever the batch (default: nothing;
+        control variates: their anchor at the mode, ``anchor`` if given)."""
+        return None, 0
+
+    def build(self, posterior, laplace, *, batch_size, data=None):
+        """The per-step terms for minibatches of ``batch_size`` rows (``data`` from
+        :meth:`preprocess`)."""
         raise NotImplementedError
 
 
@@ -130,7 +134,7 @@ class PlainCorrection(BaseCorrection):
     def __init__(self):
         pass
 
-    def build(self, posterior, laplace, *, batch_size):
+    def build(self, posterior, laplace, *, batch_size, data=None):
         return MinibatchSum(posterior.model)
 
 
@@ -155,5 +159,11 @@ class ControlVariate(BaseCorrection):
     def __init__(self):
         pass
 
-    def build(self, posterior, laplace, *, batch_size):
-        return ModeAnchor(posterior, laplace.mode)
+    def preprocess(self, posterior, laplace, anchor=None):
+        """The anchor at ``laplace.mode``: ``anchor`` itself, or one pass."""
+        return (anchor, 0) if anchor is not None else anchor_at(posterior, laplace.mode)
+
+    def build(self, posterior, laplace, *, batch_size, data=None):
+        if data is None:
+            data = self.preprocess(posterior, laplace)[0]
+        return ModeAnchor(posterior, data)

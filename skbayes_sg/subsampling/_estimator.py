@@ -22,7 +22,7 @@ attributes:
   the sampler chooses among (EWSG), else 1;
 * ``evals_per_step`` -- nominal per-example gradient evaluations per step and chain;
 * ``outputs`` -- what the preprocessing produced (stored in ``preprocessing_``);
-  ``preprocessing_evals`` -- per-example evaluations spent in ``build``;
+  ``preprocessing_evals`` -- per-example evaluations spent in the preprocessing and the build;
 * ``warnings`` -- messages ``fit`` emits as ``ApproximationWarning``.
 """
 
@@ -47,12 +47,13 @@ class _Estimator:
 
     exact = False
     n_candidates = 1
+    shared_minibatch = False  # every chain reads the first chain's rows each step
 
-    def __init__(self, posterior, *, outputs=None, preprocessing_evals=0):
+    def __init__(self, posterior, *, outputs=None, preprocessing_evals=0, warnings=()):
         self.posterior, self.n_data = posterior, posterior.n_data
         self.outputs = {} if outputs is None else outputs
         self.preprocessing_evals = int(preprocessing_evals)
-        self.warnings = []
+        self.warnings = tuple(warnings)
 
     def pilot(self):
         """The estimator whose gradient noise the step-size pilot measures (``self``)."""
@@ -94,15 +95,23 @@ class GradientEstimator(_Estimator):
     n_candidates : int, default=1
     outputs : dict, optional
     preprocessing_evals : int, default=0
-        Build cost besides the terms' own ``preprocessing_evals``.
+        Cost of the preprocessing (:class:`~skbayes_sg.subsampling.StrategyData`), besides the
+        terms' own ``preprocessing_evals`` (what depends on the batch size).
+    warnings : tuple of str, default=()
+    rows_per_step : float, optional
+        Mean rows per step and chain, where not ``index.b`` (adaptive sizes, EWSG's candidates):
+        ``evals_per_step`` is the terms' at that many rows.
     """
 
     def __init__(self, posterior, index, terms, *, n_candidates=1, outputs=None,
-                 preprocessing_evals=0):
+                 preprocessing_evals=0, warnings=(), rows_per_step=None):
         super().__init__(posterior, outputs={**(outputs or {}), **terms.outputs},
-                         preprocessing_evals=preprocessing_evals + terms.preprocessing_evals)
+                         preprocessing_evals=preprocessing_evals + terms.preprocessing_evals,
+                         warnings=warnings)
         self.index, self.terms, self.n_candidates = index, terms, int(n_candidates)
-        self.evals_per_step = terms.evals_per_step(index.b)
+        self.shared_minibatch = bool(getattr(index, "shared", False))
+        self.evals_per_step = terms.evals_per_step(index.b if rows_per_step is None
+                                                   else rows_per_step)
         self.compute_dtype = minibatch_dtype(posterior.X)
         X = posterior.X
         wide = posterior.model.is_glm and not sp.issparse(X)

@@ -4,6 +4,7 @@ from numbers import Integral
 
 from sklearn.utils._param_validation import Interval
 
+from ._index import UniformIndex
 from ._uniform import Uniform
 
 __all__ = ["EWSG"]
@@ -56,9 +57,14 @@ class EWSG(Uniform):
                 f"'sgld'), got sampler={sampler!r}. Its weights come from the Langevin kernel "
                 "(seed 002 §4.2).")
 
-    def build(self, posterior, laplace, *, batch_size, rng):
-        est = super().build(posterior, laplace, batch_size=batch_size, rng=rng)
-        M = est.n_candidates = int(self.n_index_steps)
-        est.evals_per_step = float(M * est.index.b)
-        est.outputs.update({"ewsg_n_index_steps": M, "ewsg_evals_per_step": est.evals_per_step})
-        return est
+    @property
+    def n_candidates(self):
+        return int(self.n_index_steps)
+
+    def estimator(self, data, *, batch_size):
+        M = self.n_candidates
+        index = UniformIndex(data.posterior.n_rows, batch_size)
+        outputs = {**data.outputs, "ewsg_n_index_steps": M,
+                   "ewsg_evals_per_step": float(M * index.b)}
+        return self._estimator(data, index, n_candidates=M, outputs=outputs,
+                               rows_per_step=M * index.b)

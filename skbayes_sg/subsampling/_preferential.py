@@ -6,8 +6,8 @@ from typing import NamedTuple
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from ..preprocessing import curvature_weights, gradient_norm_weights, once_per
-from ._base import CORRECTION_CONSTRAINT, IndexedStrategy
+from ..preprocessing import curvature_weights_and_anchor, gradient_norm_weights
+from ._base import CORRECTION_CONSTRAINT, IndexedStrategy, StrategyData
 from ._index import AllRows, BlockIndex
 
 __all__ = ["Preferential", "PreferentialCV", "WeightTables", "WeightedIndex",
@@ -119,18 +119,22 @@ def _guide(cdf, step, chunk=1 << 20):
     return np.maximum.accumulate(guide, out=guide)
 
 
-def preference_weights(posterior, laplace, correction, uniform_mix, rng):
-    """``(p, n_grad_evals, outputs)``: the weights that suit ``correction``.
+def preference_weights(posterior, laplace, correction, uniform_mix, rng, anchor=None):
+    """``(p, n_grad_evals, outputs, anchor)``: the weights that suit ``correction``, and the
+    control-variate anchor: ``anchor``, or where ``correction`` needs one and the model allows
+    it, from the weights' own pass (else None).
 
     A plain sum is best served by ``p_i ∝ ||∇f_i(theta_hat)||`` (eq. 11); a
     corrected one sums gradient differences ``≈ H_i (theta - theta_a)``, so
     by the curvature ``p_i ∝ sqrt(tr(H_i Σ H_i))`` (eq. 16).
     """
     if correction.uses_anchor:
-        kind, (p, evals) = "curvature", curvature_weights(posterior, laplace, uniform_mix, rng)
+        kind, (p, evals, found) = "curvature", curvature_weights_and_anchor(
+            posterior, laplace, uniform_mix, rng, anchor=anchor is None and correction.at_mode)
     else:
-        kind, (p, evals) = "gradient_norm", gradient_norm_weights(posterior, laplace, uniform_mix)
-    return p, evals, {"preferential_weights": kind, "preferential_uniform_mix": uniform_mix,
+        kind, found = "gradient_norm", None
+        p, evals = gradient_norm_weights(posterior, laplace, uniform_mix)
+    return p, evals, anchor if anchor is not None else found, {"preferential_weights": kind, "preferential_uniform_mix": uniform_mix,
                       "preferential_max_weight_ratio": float(p.max() * p.size),
                       "subsampling_weights": p}
 
@@ -180,13 +184,19 @@ class Preferential(IndexedStrategy):
                               "correction": CORRECTION_CONSTRAINT,
                               "shared_minibatch": ["boolean"]}
 
-    def build(self, posterior, laplace, *, batch_size, rng):
+    def preprocess(self, posterior, laplace, *, rng, anchor=None):
+        """The weights and their sampling tables, and the correction's data (control variates:
+        the anchor from the weights' pass where it computes one)."""
         correction, mix = self._correction(), float(self.uniform_mix)
-        key = ("weight tables", correction.uses_anchor, mix, repr(rng.bit_generator.state))
-        p, evals, outputs = preference_weights(posterior, laplace, correction, mix, rng)
-        tables, _ = once_per((posterior, laplace), key, lambda: (weight_tables(p), 0))
-        return self._estimator(posterior, laplace, weighted_index(p, batch_size, tables),
-                               outputs=outputs, preprocessing_evals=evals)
+        p, evals, anchor, outputs = preference_weights(posterior, laplace, correction, mix, rng,
+                                                       anchor)
+        terms, more = correction.preprocess(posterior, laplace, anchor)
+        return StrategyData(posterior, laplace, terms=terms, index=(p, weight_tables(p)),
+                            n_grad_evals=evals + more, outputs=outputs)
+
+    def estimator(self, data, *, batch_size):
+        p, tables = data.index
+        return self._estimator(data, weighted_index(p, batch_size, tables))
 
 
 class PreferentialCV(Preferential):

@@ -1,11 +1,12 @@
 """Stratified minibatches over k-means strata (CP-SG-MCMC, methods.md §3)."""
 
-import numpy as np
-
-from ..preprocessing import RowView, allocate_batch, kmeans_strata, merge_strata
+from dataclasses import replace
 from numbers import Integral
 
+import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
+
+from ..preprocessing import RowView, allocate_batch, kmeans_strata, merge_strata
 
 from ._base import CORRECTION_CONSTRAINT, IndexedStrategy, check_dense
 from ._index import BlockIndex, uniform_subsets
@@ -69,9 +70,9 @@ class Stratified(IndexedStrategy):
     ----------
     n_clusters : int, default=20
         Number of strata ``k`` (seed 000 uses 10 for logistic regression and 20 for the neural
-        network).  The strata used are ``min(n_clusters, batch_size, n_samples)``, at least one per
-        class when ``features="xy"`` for a classifier; if that still exceeds ``batch_size`` (more
-        classes than ``b``), the two smallest strata are merged repeatedly until there are ``b``.
+        network).  k-means makes ``min(n_clusters, n_samples)`` strata, at least one per class
+        when ``features="xy"`` for a classifier, once per fit; where that exceeds ``batch_size``
+        the two smallest strata are merged repeatedly until there are ``b``.
     max_iter : int, default=5
         Lloyd iterations of k-means (epochs of ``MiniBatchKMeans`` above
         50,000 rows): early termination, seed 000 §4.1.
@@ -143,15 +144,19 @@ class Stratified(IndexedStrategy):
         self.correction = correction
         self.shared_minibatch = shared_minibatch
 
-    def build(self, posterior, laplace, *, batch_size, rng):
-        b = min(int(batch_size), posterior.n_rows)
+    def preprocess(self, posterior, laplace, *, rng, anchor=None):
+        """k-means strata of the rows (``n_clusters``, merged at a smaller batch), and the
+        correction's data."""
+        data = super().preprocess(posterior, laplace, rng=rng, anchor=anchor)
         view, groups = clustering_view(posterior, self.features == "xy")
-        k = min(int(self.n_clusters), b)
+        k = min(int(self.n_clusters), posterior.n_rows)
         strata, info = kmeans_strata(view, k, groups=groups, max_iter=int(self.max_iter), rng=rng)
-        if strata.sizes.size > b:
-            strata = merge_strata(strata, b)
+        return replace(data, index=strata, outputs={**data.outputs, **info})
+
+    def estimator(self, data, *, batch_size):
+        b = min(int(batch_size), data.posterior.n_rows)
+        strata = data.index if data.index.sizes.size <= b else merge_strata(data.index, b)
         alloc = allocate_batch(strata.sizes, np.sqrt(strata.variances), b)
-        outputs = {**info, "strata_sizes": strata.sizes, "batch_allocation": alloc,
+        outputs = {**data.outputs, "strata_sizes": strata.sizes, "batch_allocation": alloc,
                    "n_strata": int(alloc.size)}
-        return self._estimator(posterior, laplace, StratifiedIndex(strata.labels, alloc),
-                               outputs=outputs)
+        return self._estimator(data, StratifiedIndex(strata.labels, alloc), outputs=outputs)

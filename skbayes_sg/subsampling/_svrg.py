@@ -6,6 +6,7 @@ from typing import NamedTuple
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
+from ..preprocessing import anchor_at
 from ..utils import row_chunks
 from ._corrections import BaseCorrection, MinibatchSum, ModeAnchor, grad_difference
 
@@ -52,15 +53,18 @@ class RefreshedAnchor(MinibatchSum):
 
     per_row = 2
 
-    def __init__(self, posterior, mode, n1, tau):
+    def __init__(self, posterior, mode, n1, tau, anchor=None):
         super().__init__(posterior.model)
         self.posterior, self.n1, self.tau = posterior, int(n1), int(tau)
         N = posterior.n_rows
         inv = self.tau * (1.0 / self.n1 - 1.0 / N) + 1.0 / N
         self.pilot_batch = int(np.clip(round(1.0 / inv), 1, N))
-        self._pilot = (ModeAnchor(posterior, mode) if self.pilot_batch >= N
-                       else ResampledAnchor(posterior, mode, self.pilot_batch))
-        self.preprocessing_evals = self._pilot.preprocessing_evals
+        if self.pilot_batch >= N:  # the exact anchor at the mode (one pass unless given)
+            if anchor is None:
+                anchor, self.preprocessing_evals = anchor_at(posterior, mode)
+            self._pilot = ModeAnchor(posterior, anchor)
+        else:
+            self._pilot = ResampledAnchor(posterior, mode, self.pilot_batch)
 
     def init(self, rngs, theta):
         return SVRGState(0, None, None)
@@ -146,9 +150,13 @@ class SVRGAnchor(BaseCorrection):
         tau = max(1, n1 // (10 * b)) if self.update_every is None else int(self.update_every)
         return n1, tau
 
-    def build(self, posterior, laplace, *, batch_size):
+    def preprocess(self, posterior, laplace, anchor=None):
+        """The anchor at the mode if already computed (the pilot of ``n1 = N`` uses it)."""
+        return anchor, 0
+
+    def build(self, posterior, laplace, *, batch_size, data=None):
         n1, tau = self.resolve(posterior.n_rows, batch_size)
-        terms = RefreshedAnchor(posterior, laplace.mode, n1, tau)
+        terms = RefreshedAnchor(posterior, laplace.mode, n1, tau, data)
         terms.outputs = {"svrg_n1": n1, "svrg_update_every": tau,
                          "svrg_evals_per_step": terms.evals_per_step(batch_size),
                          "svrg_pilot_batch": terms.pilot_batch,

@@ -47,8 +47,8 @@ class Uniform(IndexedStrategy):
 
     _parameter_constraints = {"shared_minibatch": ["boolean"]}
 
-    def build(self, posterior, laplace, *, batch_size, rng):
-        return self._estimator(posterior, laplace, UniformIndex(posterior.n_rows, batch_size))
+    def estimator(self, data, *, batch_size):
+        return self._estimator(data, UniformIndex(data.posterior.n_rows, batch_size))
 
 
 class Full(BaseStrategy):
@@ -66,8 +66,8 @@ class Full(BaseStrategy):
     def __init__(self):
         pass
 
-    def build(self, posterior, laplace, *, batch_size, rng):
-        return ExactGradient(posterior)
+    def estimator(self, data, *, batch_size):
+        return ExactGradient(data.posterior, **data.estimator_kwargs())
 
 
 class ControlVariates(Uniform):

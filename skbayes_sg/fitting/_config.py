@@ -1,0 +1,59 @@
+"""The tuned thresholds of the fit engine, in one frozen and documented record.
+
+Every field is a measured choice (the comment of each says why); tests construct a
+:class:`FitConfig` with other values instead of patching module constants, and pass it to the
+engine through :class:`~skbayes_sg.fitting.FitSettings`.
+"""
+
+from dataclasses import dataclass
+
+__all__ = ["DEFAULT_CONFIG", "FitConfig"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class FitConfig:
+    """Thresholds of tuning and sampling (the defaults are the library's).
+
+    Attributes
+    ----------
+    pilot_positions : int
+        Laplace draws at which the gradient-noise pilot measures: the control-variate noise
+        grows like ``||theta - mode||^2``, so its mean needs many positions (4 gave a 6x spread
+        of the automatic step).
+    pilot_estimates : int
+        Gradient estimates per pilot position.
+    subtract_estimates : int
+        Estimates per position where the sampler subtracts the measured noise: the rule then
+        sees the measurement's error, and 4x the estimates halve it.
+    subtract_min_rows : int
+        The measured noise is subtracted, and ``sampler="auto"`` runs :attr:`auto_integrator`,
+        from this many rows on; smaller data keep the textbook Euler scheme, since their
+        posteriors can be far from Gaussian and large steps without a Metropolis test make tail
+        excursions there.
+    auto_batch, auto_batch_max : int
+        ``batch_size="auto"`` starts at ``auto_batch`` and doubles while the gradient noise binds
+        the automatic step, up to ``auto_batch_max``.
+    auto_integrator : str
+        SGHMC's integrator for ``sampler="auto"`` from ``subtract_min_rows`` rows on: the ABOBA
+        splitting has no position error on a Gaussian, so the automatic step reaches its cap.
+    max_retries, retry_factor : int, float
+        A diverging automatic step is multiplied by ``retry_factor`` and the chains restarted,
+        at most ``max_retries`` times.
+    step_bias_max : float
+        A user-set step whose predicted relative error of the stationary variance exceeds this
+        warns.
+    """
+
+    pilot_positions: int = 16
+    pilot_estimates: int = 8
+    subtract_estimates: int = 32
+    subtract_min_rows: int = 10_000
+    auto_batch: int = 100
+    auto_batch_max: int = 1600
+    auto_integrator: str = "aboba"
+    max_retries: int = 3
+    retry_factor: float = 0.25
+    step_bias_max: float = 0.1
+
+
+DEFAULT_CONFIG = FitConfig()

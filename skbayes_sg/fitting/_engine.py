@@ -1,0 +1,108 @@
+"""The fit engine's entry point: :func:`fit_posterior` and its :class:`FitResult` record."""
+
+import time
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..utils import ApproximationWarning, user_stacklevel
+from ._extend import extend_until_converged
+from ._fit import check_combination, sample_with_retries
+from ._plan import candidates
+from ._prepare import Plan, prepare
+
+__all__ = ["FitResult", "check_settings", "fit_posterior"]
+
+
+@dataclass(frozen=True, eq=False)
+class FitResult:
+    """What one fit produced.
+
+    Attributes
+    ----------
+    draws : ndarray of shape (n_chains, n_draws, n_params)
+    verdict : Assessment
+        The final judgement of the draws.
+    plan : Plan
+        What ran: sampler, estimator, tuning, Laplace approximation, preprocessing outputs.
+    n_grad_evals : int
+        Per-example gradient evaluations of the sampling phase (every round).
+    step_sizes : ndarray of shape (n_chains,)
+    info : dict
+        The sampler's figures and the run-until-converged rule's (``n_doublings``, ...).
+    phases : dict
+        ``{phase: (seconds, per-example evaluations)}`` for ``mode``, ``laplace``,
+        ``curvature``, ``strategy``, ``tuning``, ``starts`` (the preprocessing), ``sampling``
+        (the chains, every round and retry) and ``verdict`` (the judgements between and after
+        the rounds).
+    """
+
+    draws: np.ndarray
+    verdict: object
+    plan: Plan
+    n_grad_evals: int
+    step_sizes: np.ndarray
+    info: dict
+    phases: dict
+
+    @property
+    def preprocessing_seconds(self):
+        """Wall seconds of the preprocessing phases."""
+        return float(sum(self.phases[k][0] for k in self.plan.phases))
+
+
+def check_settings(settings, X):
+    """Validate the sampler and strategy of ``settings`` against each other and ``X`` (before
+    any pass over the data)."""
+    sampler, strategy, alternative = candidates(settings, adapt=False)
+    strategy.check_data(X)
+    if alternative is not None:
+        alternative.check_data(X)
+    check_combination(sampler, strategy)
+    if settings.adapt_strategy is not None:
+        candidates(settings)  # the adapted strategies refuse what cannot run there
+
+
+def fit_posterior(posterior, settings, streams, judge, *, progress=None):
+    """Preprocess, sample (retrying smaller automatic steps on divergence), then extend until
+    ``judge`` passes or ``settings.max_doublings`` is spent: a :class:`FitResult`.
+
+    ``judge(draws, early=False) -> Assessment`` is the verdict
+    (:func:`~skbayes_sg.diagnostics.assess` or a model's own); ``progress`` an optional reporter
+    with ``preprocessed``, ``write`` and the sampling loop's calls.
+    """
+    s = settings
+    t0 = time.perf_counter()
+    plan = prepare(posterior, s, streams)
+    t1 = time.perf_counter()
+    _warn_user_step(s, plan.tuning)
+    if progress is not None:
+        progress.preprocessed(plan.info, t1 - t0, plan.tuning.step_size, s.n_chains)
+    run = sample_with_retries(plan, streams, auto=s.step_size == "auto", config=s.config,
+                              n_warmup=s.n_warmup, n_draws=s.n_draws, thin=s.thin,
+                              n_jobs=s.n_jobs, progress=progress)
+    run, verdict = extend_until_converged(plan, streams, run, judge,
+                                          max_doublings=s.max_doublings, n_draws=s.n_draws,
+                                          thin=s.thin, n_jobs=s.n_jobs, progress=progress)
+    elapsed = time.perf_counter() - t1
+    phases = {**plan.phases, "sampling": (run.seconds, run.n_grad_evals),
+              "verdict": (max(elapsed - run.seconds, 0.0), 0)}
+    return FitResult(run.draws, verdict, plan, run.n_grad_evals, run.step_sizes, run.info,
+                     phases)
+
+
+def _warn_user_step(settings, tuning):
+    """Warn, before sampling, when a user-set step is predicted to bias the posterior variance
+    by over ``config.step_bias_max``."""
+    err = tuning.variance_error
+    if settings.step_size == "auto" or err <= settings.config.step_bias_max:
+        return
+    effect = ("makes the sampler unstable" if not np.isfinite(err) else
+              f"is predicted to put the posterior variance {100 * err:.0f}% off")
+    warnings.warn(
+        f"step_size={settings.step_size:g} {effect} (closed-form stationary variance of the "
+        f"sampler on the Laplace approximation, with the measured gradient noise); "
+        f"posterior sds will be wrong. Use step_size='auto' (here "
+        f"{tuning.auto_step_size:.3g}) or a step at most that large.",
+        ApproximationWarning, stacklevel=user_stacklevel())

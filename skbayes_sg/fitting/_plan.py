@@ -1,0 +1,137 @@
+"""Every ``"auto"`` of a fit, decided here: the settings record and the rules that resolve it.
+
+The estimator hands the engine a :class:`FitSettings` record (its validated parameters, with
+``"auto"`` unresolved).  The engine measures (mode, Laplace approximation, curvature, gradient
+noise) and asks the functions below what to run:
+
+* :func:`candidates` -- the sampler and strategy objects named (``"auto"``: the estimator's
+  defaults) and, for ``subsampling="auto"``, the cheaper alternative strategy;
+* :func:`preconditioner_kind` -- the Laplace approximation ``preconditioner="auto"`` means;
+* :func:`auto_sampler` -- ``sampler="auto"``'s SGHMC: friction from the curvature, integrator
+  from the data size;
+* :func:`try_alternative`, :func:`use_alternative` -- whether ``subsampling="auto"`` tries and
+  keeps the cheaper strategy;
+* :func:`exact_instead` -- whether ``sampler="auto"`` runs Metropolis-corrected HMC on the exact
+  gradient instead (the minibatch reaches every row and no strategy was named).
+
+Objects are built with their parameters, never mutated.
+"""
+
+from dataclasses import dataclass
+
+from sklearn.base import clone
+
+from ..preprocessing import laplace_kind
+from ..samplers import SAMPLERS
+from ..subsampling import SUBSAMPLING
+from ._config import DEFAULT_CONFIG, FitConfig
+from ._rules import auto_friction
+
+__all__ = ["FitSettings", "auto_sampler", "candidates", "exact_instead", "preconditioner_kind",
+           "resolve", "try_alternative", "use_alternative"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class FitSettings:
+    """The settings of one fit, as the estimator validated them (``"auto"`` unresolved).
+
+    ``auto_sampler``, ``auto_subsampling`` and ``cheap_subsampling`` say what ``"auto"`` means
+    for the estimator (``cheap_subsampling``: the alternative of ``subsampling="auto"``, or
+    None); ``dispersion`` scales the Laplace draws the chains start from;
+    ``adapt_strategy`` (or None) adapts a strategy to where the rows live (dask).
+    """
+
+    sampler: object
+    subsampling: object
+    batch_size: object
+    step_size: object
+    preconditioner: object
+    n_chains: int
+    n_warmup: int
+    n_draws: int
+    thin: int
+    n_jobs: object
+    max_doublings: int
+    init: str = "laplace"
+    dispersion: float = 1.0
+    auto_sampler: str = "sghmc"
+    auto_subsampling: str = "preferential_cv"
+    cheap_subsampling: str = "control_variates"
+    adapt_strategy: object = None
+    config: FitConfig = DEFAULT_CONFIG
+
+    @property
+    def n_steps(self):
+        """Steps of one chain's base run."""
+        return self.n_warmup + self.n_draws * self.thin
+
+
+def resolve(value, registry):
+    """A fresh object for a string shortcut or a clone of a given object."""
+    return registry[value]() if isinstance(value, str) else clone(value, safe=False)
+
+
+def candidates(settings, adapt=True):
+    """``(sampler, strategy, alternative or None)``: fresh objects, validated, and with
+    ``adapt`` the strategies adapted to where the rows live (``settings.adapt_strategy``)."""
+    sampler = resolve(settings.auto_sampler if settings.sampler == "auto" else settings.sampler,
+                      SAMPLERS)
+    auto_sub = settings.subsampling == "auto"
+    strategy = resolve(settings.auto_subsampling if auto_sub else settings.subsampling,
+                       SUBSAMPLING)
+    alternative = (resolve(settings.cheap_subsampling, SUBSAMPLING)
+                   if auto_sub and settings.cheap_subsampling else None)
+    sampler.validate()
+    strategy.validate()
+    if adapt and settings.adapt_strategy is not None:
+        strategy = settings.adapt_strategy(strategy)
+        alternative = None if alternative is None else settings.adapt_strategy(alternative)
+    return sampler, strategy, alternative
+
+
+def preconditioner_kind(posterior, preconditioner):
+    """The Laplace approximation to build: ``"auto"`` (also for ``preconditioner=None``, whose
+    Laplace only sizes the step) resolved for this posterior (see
+    :func:`~skbayes_sg.preprocessing.laplace_kind`)."""
+    return laplace_kind(posterior, "auto" if preconditioner is None else preconditioner)
+
+
+def auto_sampler(settings, sampler, posterior, curvature, strategy):
+    """The sampler to run: ``sampler="auto"``'s SGHMC gets :func:`auto_friction` of the measured
+    curvature and, on unimodal models from ``config.subtract_min_rows`` rows on without EWSG's
+    candidates (whose energies are the Euler kernel's), ``config.auto_integrator``; any other
+    sampler is returned as given."""
+    if settings.sampler != "auto" or sampler.name != "sghmc" or posterior.model.multimodal:
+        return sampler
+    large = (posterior.n_rows >= settings.config.subtract_min_rows
+             and strategy.n_candidates == 1)
+    integrator = settings.config.auto_integrator if large else "euler"
+    return type(sampler)(**{**sampler.get_params(deep=False),
+                            "friction": auto_friction(curvature.lam_min),
+                            "integrator": integrator})
+
+
+def use_alternative(settings, posterior, tuning, estimator):
+    """Whether ``subsampling="auto"`` keeps its cheaper alternative (uniform control variates),
+    tuned first where its preferred strategy may not pay for its preprocessing
+    (:func:`~skbayes_sg.fitting._fit.choose_strategy`): where its batch stays at
+    ``config.auto_batch`` or its gradient is exact."""
+    return tuning.batch_size <= settings.config.auto_batch or estimator.exact
+
+
+def try_alternative(settings, posterior):
+    """Whether to tune the alternative first: where one pass (``N`` evaluations) is at least the
+    chains' whole base run at the smallest automatic batch, the preferred strategy's weights
+    cannot save as much as they cost unless uniform rows need a larger batch."""
+    auto = settings.batch_size == "auto" and settings.step_size == "auto"
+    run = settings.n_chains * settings.n_steps * settings.config.auto_batch
+    return auto and posterior.n_rows >= run
+
+
+def exact_instead(settings, posterior, tuning, estimator):
+    """Whether ``sampler="auto"`` runs HMC on ``subsampling="full"`` instead: where the tuned
+    minibatch reaches every row (the gradient is exact, and a diffusion without a Metropolis
+    test would only add its discretisation error) and the strategy was not named by the user
+    (an explicit ``subsampling=`` is honoured)."""
+    return (settings.sampler == "auto" and settings.subsampling == "auto"
+            and tuning.batch_size >= posterior.n_rows and not estimator.exact)

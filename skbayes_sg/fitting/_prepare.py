@@ -1,0 +1,156 @@
+"""The preprocessing of ``fit``: mode, Laplace approximation, curvature, the strategy's data,
+tuning and start points, ending in one :class:`Plan` record.
+
+Each phase's wall seconds and per-example gradient evaluations are recorded in
+``Plan.phases`` (``{phase: (seconds, evaluations)}``), from which ``diagnostics_`` and the
+benchmarks read them.
+"""
+
+import time
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from ..models import Laplace, Posterior
+from ..preprocessing import find_mode, laplace_at
+from ..samplers import SAMPLERS, from_laplace, identity
+from ..subsampling import SUBSAMPLING
+from ..utils import blas_threads
+from ._plan import (auto_sampler, candidates, exact_instead, preconditioner_kind,
+                    try_alternative, use_alternative)
+from ._starts import ChainStarts
+from ._tuning import Tuning, measure_curvature, tune
+
+__all__ = ["Plan", "prepare"]
+
+
+@dataclass(frozen=True, eq=False)
+class Plan:
+    """Everything sampling needs, decided and built once per fit.
+
+    ``sampler`` and ``estimator`` are what runs (``sampler="auto"`` resolved; the strategy's
+    estimator at the tuned batch); ``phases`` maps each preprocessing phase to
+    ``(seconds, per-example gradient evaluations)``; ``info`` is what goes to ``preprocessing_``.
+    """
+
+    posterior: Posterior
+    laplace: Laplace
+    precond: object
+    estimator: object
+    tuning: Tuning
+    theta0: np.ndarray
+    info: dict
+    sampler: object
+    phases: dict
+
+    @property
+    def n_grad_evals(self):
+        """Per-example evaluations of the whole preprocessing."""
+        return int(sum(evals for _, evals in self.phases.values()))
+
+
+class _Context(NamedTuple):
+    """What the tuning of each candidate strategy shares within :func:`prepare`."""
+
+    settings: object
+    posterior: Posterior
+    sampler: object
+    laplace: Laplace
+    curvature: object
+    precond: object
+    streams: object
+    clock: object
+
+
+class _Clock:
+    """Seconds and evaluations per phase, filled while :func:`prepare` runs (local to it)."""
+
+    def __init__(self):
+        self.phases, self._t = {}, time.perf_counter()
+
+    def lap(self, name, evals=0):
+        """Close phase ``name`` now, with ``evals`` evaluations (added to earlier laps)."""
+        now = time.perf_counter()
+        seconds, before = self.phases.get(name, (0.0, 0))
+        self.phases[name] = (seconds + now - self._t, before + int(evals))
+        self._t = now
+
+
+def prepare(posterior, settings, streams):
+    """Mode, Laplace approximation, preconditioner, strategy data, tuning, start points.
+
+    The automatic choices are :mod:`._plan`'s.  The chains start where ``settings.init`` says
+    (a key of :data:`~._starts.STARTS`: Laplace draws around the mode by default; a multimodal
+    model's chains ``1..`` around their own Adam optima, run alongside the rest and counted in
+    the ``starts`` phase).
+
+    BLAS runs on one thread: the work is a long series of small products over row chunks, which
+    gain little from a second thread, and with the other core busy (joblib chains, another job)
+    a two-thread product on a row chunk can be a hundred times slower.
+    """
+    sampler, strategy, alternative = candidates(settings)
+    clock = _Clock()
+    background = blas_threads() > 1  # before the limit below (it holds for every thread)
+    with threadpool_limits(1, user_api="blas"), ChainStarts(  # the MLP's Adam runs begin now
+            posterior, settings.init, streams.child("init"), settings.n_chains,
+            settings.dispersion, background=background) as starts:
+        anchor = any(s is not None and s.anchors_at_mode for s in (strategy, alternative))
+        mode = find_mode(posterior, streams.child("mode"), anchor=anchor)
+        clock.lap("mode", mode.n_grad_evals)
+        laplace, evals = laplace_at(
+            posterior, mode.theta, preconditioner_kind(posterior, settings.preconditioner),
+            mode.hessian, mode.hessian_rows, mode.gram)
+        precond = identity() if settings.preconditioner is None else from_laplace(laplace)
+        clock.lap("laplace", evals)
+        curvature = measure_curvature(posterior, laplace, precond, streams.child("curvature"))
+        clock.lap("curvature", curvature.n_grad_evals)
+        sampler = auto_sampler(settings, sampler, posterior, curvature, strategy)
+        context = _Context(settings, posterior, sampler, laplace, curvature, precond, streams,
+                           clock)
+        strategy, estimator, tuning = choose_strategy(strategy, alternative, mode.anchor, context)
+        if exact_instead(settings, posterior, tuning, estimator):
+            sampler, strategy = SAMPLERS["hmc"](), SUBSAMPLING["full"]()
+            _, estimator, tuning = _tuned(strategy, None, context._replace(sampler=sampler))
+        theta0, evals = starts.result(laplace)
+        clock.lap("starts", evals)
+    info = {"preprocessing_grad_evals": int(sum(e for _, e in clock.phases.values())),
+            "curvature": tuning.curvature, "curvature_min": tuning.curvature_min,
+            "gradient_noise": tuning.gradient_noise, "gradient_noise_left": tuning.noise_left,
+            "batch_size": tuning.batch_size, "laplace_hessian_rows": laplace.hessian_rows,
+            "sampler": sampler.name, "subsampling": strategy.name, **estimator.outputs}
+    return Plan(posterior, laplace, precond, estimator, tuning, theta0, info, sampler,
+                dict(clock.phases))
+
+
+def choose_strategy(strategy, alternative, anchor, context):
+    """``(strategy, estimator, tuning)``: ``strategy`` tuned, or ``alternative`` where it cannot
+    pay for its own preprocessing (``subsampling="auto"``, :func:`~._plan.try_alternative` and
+    :func:`~._plan.use_alternative`).
+
+    ``strategy`` is ``preferential_cv``, ``alternative`` uniform control variates: the curvature
+    weights cost a pass over the data and pay by lowering the minibatch noise, which lets the
+    automatic batch shrink or the step grow.  The anchor the alternative computed is handed on.
+    """
+    settings, posterior = context.settings, context.posterior
+    if alternative is not None and try_alternative(settings, posterior):
+        data, estimator, tuning = _tuned(alternative, anchor, context, probe=True)
+        if use_alternative(settings, posterior, tuning, estimator):
+            return alternative, estimator, tuning
+        anchor = data.anchor if anchor is None else anchor
+    return strategy, *_tuned(strategy, anchor, context)[1:]
+
+
+def _tuned(strategy, anchor, context, probe=False):
+    """``(data, estimator, tuning)`` of ``strategy``: its preprocessing, then :func:`tune`; the
+    phases ``strategy`` and ``tuning`` are lapped on the context's clock."""
+    c = context
+    data = strategy.preprocess(c.posterior, c.laplace, rng=c.streams.child("strategy"),
+                               anchor=anchor)
+    c.clock.lap("strategy", data.n_grad_evals)
+    estimator, tuning = tune(c.sampler, strategy, data, c.curvature, c.precond,
+                             batch_size=c.settings.batch_size, step_size=c.settings.step_size,
+                             streams=c.streams, config=c.settings.config, probe=probe)
+    c.clock.lap("tuning", tuning.n_grad_evals)
+    return data, estimator, tuning
