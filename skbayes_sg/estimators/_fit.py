@@ -13,6 +13,7 @@ from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import clone
 from threadpoolctl import threadpool_limits
 
+from ..fitting import check_combination
 from ..models import Laplace, Posterior
 from ..preprocessing import find_mode, laplace_at
 from ..samplers import SAMPLERS, from_laplace, identity, run_chains
@@ -41,19 +42,6 @@ class Prepared:
 def resolve(value, registry):
     """A fresh object for a string shortcut or a clone of a given object."""
     return registry[value]() if isinstance(value, str) else clone(value, safe=False)
-
-
-def check_combination(sampler, strategy):
-    """Raise a ValueError for sampler/subsampling pairs that make no sense."""
-    if sampler.needs_exact_gradient and not strategy.exact:
-        exact = sorted(k for k, v in SUBSAMPLING.items() if v().exact)
-        raise ValueError(
-            f"sampler={sampler.name!r} needs the exact full-data gradient, but "
-            f"subsampling={strategy!r} gives a stochastic estimate. Use "
-            f"subsampling in {exact} (with their default settings) with 'hmc', or an SG sampler "
-            f"({sorted(k for k, v in SAMPLERS.items() if not v.needs_exact_gradient)})."
-        )
-    strategy.check_sampler(sampler)
 
 
 def prepare(posterior, sampler, strategy, *, batch_size, step_size, preconditioner, n_chains,

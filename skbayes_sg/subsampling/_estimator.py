@@ -102,7 +102,7 @@ class GradientEstimator(_Estimator):
         super().__init__(posterior, outputs={**(outputs or {}), **terms.outputs},
                          preprocessing_evals=preprocessing_evals + terms.preprocessing_evals)
         self.index, self.terms, self.n_candidates = index, terms, int(n_candidates)
-        self.evals_per_step = terms.evals_per_step(index.b)
+        self.evals_per_step = self.n_candidates * terms.evals_per_step(index.b)
         self.compute_dtype = minibatch_dtype(posterior.X)
         X = posterior.X
         wide = posterior.model.is_glm and not sp.issparse(X)
