@@ -234,17 +234,30 @@ def test_ewsg_estimate_is_plain_uniform(make_problem, rngs_for):
 
 
 def test_ewsg_needs_a_sampler_that_couples_the_index():
+    # the one compatibility check accepts exactly the samplers whose kernel picks a candidate
+    from skbayes_sg.fitting import check_combination
+
     for sampler in [cls() for cls in SAMPLERS.values()] + [SGHMC(integrator="aboba")]:
         if sampler.couples_index:
-            EWSG().check_sampler(sampler)
+            check_combination(sampler, EWSG())
         else:
-            with pytest.raises(ValueError, match=r"sampler='sghmc' \(integrator='euler'\)"):
-                EWSG().check_sampler(sampler)
+            with pytest.raises(ValueError, match="candidate gradients|exact full-data"):
+                check_combination(sampler, EWSG())
     X, y = make_blobs(60, 2, centers=2, random_state=0)
-    with pytest.raises(ValueError, match="ewsg needs a sampler that picks"):
+    with pytest.raises(ValueError, match="subsampling='ewsg' gives candidate gradients"):
         BayesianLogisticRegression(sampler="psgld", subsampling="ewsg").fit(X, y)
     with pytest.raises(ValueError, match="full"):
         BayesianLogisticRegression(sampler="hmc", subsampling="ewsg").fit(X, y)
+
+
+def test_ewsg_builds_its_estimator_whole(make_problem):
+    # n_candidates, the cost per step and the outputs come from the constructor
+    pb, lap, rng = make_problem("binary")
+    est = EWSG(3).build(pb, lap, batch_size=10, rng=rng)
+    assert est.n_candidates == 3 and est.evals_per_step == 30.0
+    assert est.outputs == {"ewsg_n_index_steps": 3, "ewsg_evals_per_step": 30.0}
+    plain = Uniform().build(pb, lap, batch_size=10, rng=rng)
+    assert plain.n_candidates == 1 and plain.evals_per_step == 10.0
 
 
 def test_registry_and_params():

@@ -10,7 +10,8 @@ chains and extends them until the verdict passes, and returns one :class:`FitRes
 from ._config import DEFAULT_CONFIG, FitConfig
 from ._engine import FitResult, check_settings, fit_posterior
 from ._extend import doublings_needed, extend_until_converged
-from ._fit import Run, check_combination, sample, sample_with_retries
+from ._compat import check_combination
+from ._fit import Run, sample, sample_with_retries
 from ._plan import FitSettings, resolve
 from ._prepare import Plan, prepare
 from ._starts import STARTS, ChainStarts

@@ -8,7 +8,8 @@ import numpy as np
 
 from ..utils import ApproximationWarning, user_stacklevel
 from ._extend import extend_until_converged
-from ._fit import check_combination, sample_with_retries
+from ._compat import check_combination
+from ._fit import sample_with_retries
 from ._plan import candidates
 from ._prepare import Plan, prepare
 

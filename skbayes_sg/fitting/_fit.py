@@ -2,8 +2,7 @@
 
 :func:`sample` runs every chain of a :class:`~skbayes_sg.fitting.Plan` once and returns a
 :class:`Run` record; :func:`sample_with_retries` restarts the chains with a smaller automatic
-step after a divergence; :func:`check_combination` refuses sampler / strategy pairs that make
-no sense.
+step after a divergence.
 """
 
 import copy
@@ -13,11 +12,10 @@ from typing import NamedTuple
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 
-from ..samplers import SAMPLERS, run_chains
-from ..subsampling import SUBSAMPLING
+from ..samplers import run_chains
 from ..utils import DivergenceError
 
-__all__ = ["Run", "check_combination", "sample", "sample_with_retries"]
+__all__ = ["Run", "sample", "sample_with_retries"]
 
 
 class Run(NamedTuple):
@@ -29,19 +27,6 @@ class Run(NamedTuple):
     step_sizes: np.ndarray
     info: dict
     seconds: float
-
-
-def check_combination(sampler, strategy):
-    """Raise a ValueError for sampler/subsampling pairs that make no sense."""
-    if sampler.needs_exact_gradient and not strategy.exact:
-        exact = sorted(k for k, v in SUBSAMPLING.items() if v().exact)
-        raise ValueError(
-            f"sampler={sampler.name!r} needs the exact full-data gradient, but "
-            f"subsampling={strategy!r} gives a stochastic estimate. Use "
-            f"subsampling in {exact} (with their default settings) with 'hmc', or an SG sampler "
-            f"({sorted(k for k, v in SAMPLERS.items() if not v.needs_exact_gradient)})."
-        )
-    strategy.check_sampler(sampler)
 
 
 def sample_with_retries(plan, streams, *, auto, config, **kwargs):

@@ -1,13 +1,15 @@
 """Samplers: hyperparameter objects that build pure, data-blind kernels.
 
 Use a string (``sampler="sghmc"``) or an object (``SGHMC(friction=0.5)``).
-Diffusions: overdamped (SGLD, PSGLD), underdamped (SGHMC), thermostat (SGNHT);
+Diffusions: overdamped (SGLD, PSGLD), underdamped (SGHMC, whose integrators are in
+:data:`INTEGRATORS`), thermostat (SGNHT);
 HMC is Metropolis-corrected.  :func:`run_chains` is the one sampling loop.
 """
 
 from ._base import BaseSampler, Kernel
 from ._ewsg import ewsg_energy, metropolis_pick
 from ._hmc import HMC
+from ._integrators import INTEGRATORS, ABOBAIntegrator, EulerIntegrator
 from ._overdamped import PSGLD, SGLD
 from ._precond import Preconditioner, dense, diagonal, from_laplace, identity, lowrank
 from ._run import Trace, run_chains
@@ -17,7 +19,7 @@ from ._underdamped import SGHMC
 SAMPLERS = {"sgld": SGLD, "psgld": PSGLD, "sghmc": SGHMC, "sgnht": SGNHT, "hmc": HMC}
 
 __all__ = [
-    "BaseSampler", "HMC", "Kernel", "PSGLD", "Preconditioner", "SAMPLERS", "SGHMC", "SGLD",
-    "SGNHT", "Trace", "dense", "diagonal", "ewsg_energy", "from_laplace", "identity", "lowrank",
-    "metropolis_pick", "run_chains",
+    "ABOBAIntegrator", "BaseSampler", "EulerIntegrator", "HMC", "INTEGRATORS", "Kernel", "PSGLD",
+    "Preconditioner", "SAMPLERS", "SGHMC", "SGLD", "SGNHT", "Trace", "dense", "diagonal",
+    "ewsg_energy", "from_laplace", "identity", "lowrank", "metropolis_pick", "run_chains",
 ]

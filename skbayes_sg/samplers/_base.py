@@ -55,12 +55,12 @@ class BaseSampler(ParamsMixin):
 
     Capabilities are class attributes: ``needs_exact_gradient`` (HMC: the estimator must be exact
     and provide ``potential``), ``adapts_step_size`` (HMC: dual averaging from
-    ``initial_step_size(lam_max)``), ``couples_index`` (SGLD, SGHMC and SGNHT can pick among
-    ``estimator.n_candidates > 1`` gradients, EWSG) and ``subtracts_noise`` (SGLD, SGHMC: a
-    ``noise_correction`` for :meth:`build_kernel`, sized by ``subtractable_noise(h)``).
-    Subclasses implement
-    ``_build(estimator, h, precond) -> Kernel``, which :meth:`build_kernel` calls after checking
-    the hyperparameters and the estimator.
+    ``initial_step_size(lam_max)``), ``couples_index`` (SGLD, SGNHT and SGHMC with a coupling
+    integrator can pick among ``estimator.n_candidates > 1`` gradients, EWSG) and
+    ``subtracts_noise`` (SGLD, SGHMC: a ``noise_correction`` for :meth:`build_kernel`, sized by
+    ``subtractable_noise(h)``).  Subclasses implement ``_build(estimator, h, precond) ->
+    Kernel``, which :meth:`build_kernel` calls after checking the hyperparameters and that the
+    sampler :meth:`accepts` the estimator.
     """
 
     name = None
@@ -80,13 +80,11 @@ class BaseSampler(ParamsMixin):
         dynamics.
         """
         self.validate()
-        if self.needs_exact_gradient and not estimator.exact:
-            raise ValueError(f"{self.name} needs the exact gradient and the full-data "
-                             "potential U(theta): use subsampling='full' or 'compressed'.")
-        if estimator.n_candidates > 1 and not self.couples_index:
-            raise ValueError("ewsg needs a sampler with a fixed-metric Gaussian kernel: use "
-                             "sampler='sgld', 'sghmc' (integrator='euler') or 'sgnht' (got "
-                             f"{self!r}).")
+        if not self.accepts(estimator):  # fit checks the pair first, with the fix in its message
+            raise ValueError(
+                f"{self!r} cannot run on this gradient estimator (exact={estimator.exact}, "
+                f"n_candidates={estimator.n_candidates}); "
+                "skbayes_sg.fitting.check_combination(sampler, strategy) says what works.")
         h = float(step_size)
         if noise_correction is None:
             return self._build(estimator, h, precond)
@@ -96,6 +94,12 @@ class BaseSampler(ParamsMixin):
         room = self.subtractable_noise(h)
         keep = np.sqrt(1.0 - np.minimum(noise_correction, 0.5 * room) / room)
         return self._build(estimator, h, precond, keep=keep)
+
+    def accepts(self, estimator):
+        """Whether ``estimator`` gives what the kernel needs: the exact gradient (and potential)
+        where ``needs_exact_gradient``, one estimate per step unless ``couples_index``."""
+        return ((estimator.exact or not self.needs_exact_gradient)
+                and (estimator.n_candidates == 1 or self.couples_index))
 
     def subtractable_noise(self, h):
         """Gradient-noise variance (whitened, per coordinate) equal to one step's injected noise

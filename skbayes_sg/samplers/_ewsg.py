@@ -44,11 +44,27 @@ stochastic gradient MCMC methods via non-uniform subsampling of gradients.
 arXiv:2002.08949 (Theorem 2, §4.3, Algorithm 1, appendix F).
 """
 
+from typing import Callable, NamedTuple
+
 import numpy as np
 
 from ._base import chain_block
 
-__all__ = ["coupled_gradient", "ewsg_energy", "index_uniforms", "metropolis_pick"]
+__all__ = ["GradientSource", "coupled_gradient", "ewsg_energy", "index_uniforms",
+           "metropolis_pick", "plain_gradient", "select_gradient"]
+
+
+class GradientSource(NamedTuple):
+    """What a kernel gets from the estimator, chosen once when the kernel is built.
+
+    ``gradient(index_rngs, theta, est_state, state, u) -> (g (C, p), est_state, n)``: the plain
+    estimate, or EWSG's pick (which reads the kernel ``state`` and the step's uniforms ``u``).
+    ``uniforms(rngs, n_steps)``: the pick's per-step uniforms (:func:`index_uniforms`; Nones for
+    the plain estimate), drawn after the block's normals.
+    """
+
+    gradient: Callable
+    uniforms: Callable
 
 
 def ewsg_energy(G, x, h, diffusion, to_u):
@@ -82,16 +98,41 @@ def index_uniforms(rngs, n_steps, n_candidates):
     return chain_block(rngs, n_steps, n_candidates - 1, "random")
 
 
-def coupled_gradient(estimator, h, precond, diffusion):
-    """``pick(index_rngs, theta, x, est_state, u) -> (g (C, p), est_state, n)``.
+def plain_gradient(estimator):
+    """``gradient(index_rngs, theta, est_state, state, u)``: ``estimator.estimate``."""
+    estimate = estimator.estimate
 
-    ``g``: per chain, the candidate that :func:`metropolis_pick` keeps (``u`` ``(C, M-1)``).
+    def gradient(index_rngs, theta, est_state, state, u):
+        return estimate(index_rngs, theta, est_state)
+
+    return gradient
+
+
+def coupled_gradient(estimator, h, precond, diffusion, x_of):
+    """``gradient(index_rngs, theta, est_state, state, u) -> (g (C, p), est_state, n)``.
+
+    ``g``: per chain, the candidate that :func:`metropolis_pick` keeps (``u`` ``(C, M-1)``), with
+    the energies of :func:`ewsg_energy` at ``x = x_of(state)``.
     """
     candidates, to_u = estimator.candidates, precond.to_u
 
-    def pick(index_rngs, theta, x, est_state, u):
+    def pick(index_rngs, theta, est_state, state, u):
         G, est_state, n = candidates(index_rngs, theta, est_state)
-        m = metropolis_pick(ewsg_energy(G, x, h, diffusion, to_u), u)
+        m = metropolis_pick(ewsg_energy(G, x_of(state), h, diffusion, to_u), u)
         return G[m, np.arange(G.shape[1])], est_state, n
 
     return pick
+
+
+def select_gradient(estimator, h, precond, diffusion, x_of):
+    """The :class:`GradientSource` of a kernel that can couple the index: EWSG's pick (energy
+    step ``h``, ``diffusion`` ``D``, ``x = x_of(state)``) when ``estimator.n_candidates > 1``,
+    else the plain estimate."""
+    M = estimator.n_candidates
+
+    def uniforms(rngs, n_steps):
+        return index_uniforms(rngs, n_steps, M)
+
+    if M == 1:
+        return GradientSource(plain_gradient(estimator), uniforms)
+    return GradientSource(coupled_gradient(estimator, h, precond, diffusion, x_of), uniforms)

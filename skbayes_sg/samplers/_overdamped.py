@@ -9,7 +9,7 @@ from numbers import Real
 from sklearn.utils._param_validation import Interval
 
 from ._base import POSITIVE, BaseSampler, Kernel, chain_block, chain_normals, fixed_step
-from ._ewsg import coupled_gradient, index_uniforms
+from ._ewsg import select_gradient
 
 __all__ = ["PSGLD", "PSGLDState", "SGLD", "SGLDState"]
 
@@ -124,8 +124,9 @@ def _sgld_noise(h, precond, estimator, keep=1.0):
 
 def _coupled_sgld(estimator, h, precond):
     """SGLD's kernel with EWSG's index chain (see :class:`SGLD`); state keeps ``x``."""
-    half, M, apply, inv = 0.5 * h, estimator.n_candidates, precond.apply, precond.inv
-    coupled = coupled_gradient(estimator, half, precond, 1.0)
+    half, apply, inv = 0.5 * h, precond.apply, precond.inv
+    gradient, uniforms = select_gradient(estimator, half, precond, 1.0,
+                                         lambda state: state.increment)
     noise_block = _sgld_noise(h, precond, estimator)
 
     def init(theta0, rngs):
@@ -133,12 +134,12 @@ def _coupled_sgld(estimator, h, precond):
         return SGLDState(theta, np.zeros_like(theta))
 
     def draw_block(rngs, n_steps, p):
-        return list(zip(noise_block(rngs, n_steps, p), index_uniforms(rngs, n_steps, M)))
+        return list(zip(noise_block(rngs, n_steps, p), uniforms(rngs, n_steps)))
 
     def step(index_rngs, state, est_state, randoms):
-        theta, x = state
+        theta = state.position
         noise, u = randoms
-        g, est_state, n = coupled(index_rngs, theta, x, est_state, u)
+        g, est_state, n = gradient(index_rngs, theta, est_state, state, u)
         new = theta - half * apply(g) + noise
         return SGLDState(new, inv(new - theta)), est_state, n
 

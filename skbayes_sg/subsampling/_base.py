@@ -97,13 +97,16 @@ def resolve_correction(value):
 class BaseStrategy(ParamsMixin):
     """Base class of the subsampling strategies.
 
-    ``name`` is the string shortcut and ``exact`` says whether the estimator
-    gives the exact gradient (the only kind HMC accepts); ``supports_sparse`` whether ``build``
-    accepts sparse ``X`` (:meth:`check_data` raises before any pass over the data if not).
+    ``name`` is the string shortcut and ``exact`` says whether the estimator gives the exact
+    gradient (the only kind HMC accepts); ``candidate_gradients`` whether it gives candidate
+    gradients for the sampler to pick among (EWSG; only samplers with ``couples_index`` can);
+    ``supports_sparse`` whether ``build`` accepts sparse ``X`` (:meth:`check_data` raises before
+    any pass over the data if not).
     """
 
     name = None
     exact = False
+    candidate_gradients = False
     supports_sparse = True
 
     def check_data(self, X):
@@ -140,9 +143,6 @@ class BaseStrategy(ParamsMixin):
     def max_batch_size(self, n_rows):
         """Largest minibatch ``batch_size="auto"`` may give this strategy (default ``n_rows``)."""
         return n_rows
-
-    def check_sampler(self, sampler):
-        """Raise a ValueError if this strategy cannot work with ``sampler``."""
 
     @property
     def n_candidates(self):

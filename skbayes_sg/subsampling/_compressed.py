@@ -149,8 +149,10 @@ class Compressed(BaseStrategy):
                              "driven by the radius; set radius (target_ratio is for 'bisect').")
         self._inner_strategy().validate()
 
-    def check_sampler(self, sampler):
-        self._inner_strategy().check_sampler(sampler)
+    @property
+    def candidate_gradients(self):
+        """Whether ``inner`` gives candidate gradients for the sampler to pick among (EWSG)."""
+        return bool(self._inner_strategy().candidate_gradients)
 
     @property
     def n_candidates(self):

@@ -99,8 +99,8 @@ class GradientEstimator(_Estimator):
         terms' own ``preprocessing_evals`` (what depends on the batch size).
     warnings : tuple of str, default=()
     rows_per_step : float, optional
-        Mean rows per step and chain, where not ``index.b`` (adaptive sizes, EWSG's candidates):
-        ``evals_per_step`` is the terms' at that many rows.
+        Mean rows per step and chain, where not ``index.b`` (adaptive sizes): ``evals_per_step``
+        is the terms' at that many rows, times ``n_candidates``.
     """
 
     def __init__(self, posterior, index, terms, *, n_candidates=1, outputs=None,
@@ -110,8 +110,8 @@ class GradientEstimator(_Estimator):
                          warnings=warnings)
         self.index, self.terms, self.n_candidates = index, terms, int(n_candidates)
         self.shared_minibatch = bool(getattr(index, "shared", False))
-        self.evals_per_step = terms.evals_per_step(index.b if rows_per_step is None
-                                                   else rows_per_step)
+        self.evals_per_step = self.n_candidates * terms.evals_per_step(
+            index.b if rows_per_step is None else rows_per_step)
         self.compute_dtype = minibatch_dtype(posterior.X)
         X = posterior.X
         wide = posterior.model.is_glm and not sp.issparse(X)

@@ -33,8 +33,10 @@ class EWSG(Uniform):
     methods.md §9), through an independence Metropolis chain over the ``M`` candidates (derivation,
     energies and the overdamped variant: :mod:`skbayes_sg.samplers._ewsg`).  The chosen estimate is
     biased (seed 002, Theorem 3) but matches the full-gradient kernel better than a uniform one.
-    Cost: ``M b`` per-example gradients per step and chain.  With ``psgld`` or ``hmc`` it raises a
-    ValueError.  ``preprocessing_`` gets ``ewsg_n_index_steps`` and ``ewsg_evals_per_step``.
+    Cost: ``M b`` per-example gradients per step and chain.  Samplers that cannot couple the index
+    (``psgld``, ``hmc``, ``SGHMC(integrator="aboba")``) raise a ValueError in ``fit``
+    (``candidate_gradients``, :func:`skbayes_sg.fitting.check_combination`).
+    ``preprocessing_`` gets ``ewsg_n_index_steps`` and ``ewsg_evals_per_step``.
 
     References
     ----------
@@ -49,13 +51,7 @@ class EWSG(Uniform):
 
     _parameter_constraints = {"n_index_steps": [Interval(Integral, 1, None, closed="left")]}
 
-    def check_sampler(self, sampler):
-        if not sampler.couples_index:
-            raise ValueError(
-                f"ewsg needs a sampler that picks among candidate minibatch gradients "
-                "(couples_index): use sampler='sghmc' (integrator='euler') or 'sgnht' (or "
-                f"'sgld'), got sampler={sampler!r}. Its weights come from the Langevin kernel "
-                "(seed 002 §4.2).")
+    candidate_gradients = True
 
     @property
     def n_candidates(self):
@@ -66,5 +62,4 @@ class EWSG(Uniform):
         index = UniformIndex(data.posterior.n_rows, batch_size)
         outputs = {**data.outputs, "ewsg_n_index_steps": M,
                    "ewsg_evals_per_step": float(M * index.b)}
-        return self._estimator(data, index, n_candidates=M, outputs=outputs,
-                               rows_per_step=M * index.b)
+        return self._estimator(data, index, n_candidates=M, outputs=outputs)
