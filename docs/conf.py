@@ -46,7 +46,6 @@ templates_path = ["_templates"]
 # -- API reference -----------------------------------------------------------
 autosummary_generate = True
 autosummary_imported_members = True
-autodoc_default_options = {"members": False, "inherited-members": False}
 autodoc_typehints = "none"
 numpydoc_show_class_members = False       # autosummary pages list the methods themselves
 numpydoc_class_members_toctree = False
@@ -74,6 +73,9 @@ sphinx_gallery_conf = {
     "plot_gallery": "True",
     "matplotlib_animations": False,
     "reference_url": {"skbayes_sg": None},
+    # "Examples using X" on every API page (the minigallery in the class template)
+    "doc_module": ("skbayes_sg",),
+    "backreferences_dir": "generated/backreferences",
 }
 
 # -- HTML ------------------------------------------------------------------------
@@ -85,6 +87,7 @@ html_theme_options = {
     "secondary_sidebar_items": ["page-toc"],
 }
 html_static_path = []
+toc_object_entries_show_parents = "hide"   # "fit", not "BayesianLogisticRegression.fit", in the page TOC
 
 
 # -- Benchmark result pages: one page per committed benchmarks/results/*.md -----
