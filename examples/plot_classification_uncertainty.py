@@ -1,4 +1,5 @@
 """Classification uncertainty: predictive probability, its spread, and calibration.
+================================================================================
 
 Left: BayesianLogisticRegression on cubic features of ``make_moons``; the
 posterior-predictive probability p(y=1|x) and its standard deviation over
@@ -8,6 +9,13 @@ diagram of out-of-fold probabilities on breast cancer, Bayesian vs
 ``LogisticRegression``, with the expected calibration error (ECE).
 Set SKBAYES_SG_FAST=1 for a quick smoke run; SKBAYES_SG_FIGURES=<dir> moves the PNG.
 """
+
+# %%
+# The lines that matter::
+#
+#     clf = make_pipeline(StandardScaler(), BayesianLogisticRegression(random_state=0)).fit(X, y)
+#     proba = clf.predict_proba(X_test)                    # posterior-predictive average
+#     coef = clf[-1].sample_posterior(200)["coef"]         # (200, 1, n_features) draws: spread of p(y=1|x)
 
 import os
 from pathlib import Path
@@ -26,7 +34,7 @@ from sklearn.preprocessing import PolynomialFeatures, StandardScaler
 from skbayes_sg import BayesianLogisticRegression
 
 FAST = os.environ.get("SKBAYES_SG_FAST") == "1"
-FIGURES = Path(os.environ.get("SKBAYES_SG_FIGURES", Path(__file__).parent / "figures"))
+FIGURES = Path(os.environ.get("SKBAYES_SG_FIGURES") or Path(__file__).parent / "figures")
 SHORT = dict(n_warmup=100, n_draws=100) if FAST else {}
 matplotlib.use("Agg")  # write files, open no window
 

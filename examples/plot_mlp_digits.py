@@ -1,4 +1,5 @@
 """BayesianMLPClassifier on digits: accuracy, log-loss, and what it is unsure about.
+=================================================================================
 
 Compares a one-hidden-layer Bayesian network with scikit-learn's
 ``MLPClassifier`` of the same size, shows the test images with the highest
@@ -6,6 +7,13 @@ predictive entropy, and the accuracy obtained when the most uncertain test
 images are set aside (a use of uncertainty a point estimate only imitates).
 Set SKBAYES_SG_FAST=1 for a quick smoke run; SKBAYES_SG_FIGURES=<dir> moves the PNG.
 """
+
+# %%
+# The lines that matter::
+#
+#     mlp = make_pipeline(StandardScaler(), BayesianMLPClassifier(hidden_layer_sizes=(32,)))
+#     proba = mlp.fit(X, y).predict_proba(X_test)          # averaged over the chains' networks
+#     entropy = -(proba * np.log(proba + 1e-12)).sum(1)   # high entropy: set the image aside
 
 import os
 import time
@@ -26,7 +34,7 @@ from sklearn.preprocessing import StandardScaler
 from skbayes_sg import BayesianMLPClassifier
 
 FAST = os.environ.get("SKBAYES_SG_FAST") == "1"
-FIGURES = Path(os.environ.get("SKBAYES_SG_FIGURES", Path(__file__).parent / "figures"))
+FIGURES = Path(os.environ.get("SKBAYES_SG_FIGURES") or Path(__file__).parent / "figures")
 # 4 chains: the predictive averages over several modes of the network's posterior
 SIZE = dict(n_warmup=200, n_draws=40, n_chains=2) if FAST else dict(n_draws=200, n_chains=4)
 matplotlib.use("Agg")  # write files, open no window

@@ -1,4 +1,5 @@
 """Model selection: GridSearchCV, cross_val_score and a Pipeline, as with any estimator.
+=====================================================================================
 
 Searches ``prior_scale``, the ``sampler`` and a hyperparameter of the
 subsampling strategy object (``clf__subsampling__n_clusters`` of
@@ -9,6 +10,14 @@ chains still look unconverged (sgnht, the weak prior 10 on this nearly
 separable set) raise a ConvergenceWarning, as they should.
 Set SKBAYES_SG_FAST=1 for a quick smoke run; SKBAYES_SG_FIGURES=<dir> moves the PNG.
 """
+
+# %%
+# The lines that matter::
+#
+#     pipe = Pipeline([("scale", StandardScaler()), ("clf", BayesianLogisticRegression())])
+#     grid = {"clf__prior_scale": [0.3, 1, 10], "clf__subsampling": [Stratified(correction="cv")],
+#             "clf__subsampling__n_clusters": [5, 20]}
+#     GridSearchCV(pipe, grid, scoring="neg_log_loss").fit(X, y)
 
 import os
 import time
@@ -28,7 +37,7 @@ from skbayes_sg import BayesianLogisticRegression
 from skbayes_sg.subsampling import Stratified
 
 FAST = os.environ.get("SKBAYES_SG_FAST") == "1"
-FIGURES = Path(os.environ.get("SKBAYES_SG_FIGURES", Path(__file__).parent / "figures"))
+FIGURES = Path(os.environ.get("SKBAYES_SG_FIGURES") or Path(__file__).parent / "figures")
 SIZE = dict(n_warmup=100, n_draws=100) if FAST else {}  # full mode: default chain lengths
 SCALES = [1.0] if FAST else [0.1, 1.0, 10.0]
 matplotlib.use("Agg")  # write files, open no window

@@ -1,13 +1,21 @@
 """Posterior-predictive bands on diabetes, against scikit-learn's BayesianRidge.
+=============================================================================
 
 BayesianLinearRegression gives what BayesianRidge gives -- a predictive mean
 and standard deviation (``predict(return_std=True)``) -- and also draws: of
 new targets (``sample_y``) and of every parameter (``sample_posterior``),
 including the intercept, whose uncertainty BayesianRidge does not report.
-X is standardized and the model fits a standardized target (README advice);
+X is standardized and the model fits a standardized target (user-guide advice);
 results are mapped back to the target's units.
 Set SKBAYES_SG_FAST=1 for a quick smoke run; SKBAYES_SG_FIGURES=<dir> moves the PNG.
 """
+
+# %%
+# The lines that matter::
+#
+#     reg = BayesianLinearRegression(random_state=0).fit(X, y)
+#     mean, std = reg.predict(X_test, return_std=True)    # predictive mean and sd, noise included
+#     y_draws = reg.sample_y(X_test, n_samples=400)       # (n_test, 400) posterior-predictive draws
 
 import os
 import time
@@ -24,7 +32,7 @@ from sklearn.preprocessing import StandardScaler
 from skbayes_sg import BayesianLinearRegression
 
 FAST = os.environ.get("SKBAYES_SG_FAST") == "1"
-FIGURES = Path(os.environ.get("SKBAYES_SG_FIGURES", Path(__file__).parent / "figures"))
+FIGURES = Path(os.environ.get("SKBAYES_SG_FIGURES") or Path(__file__).parent / "figures")
 SHORT = dict(n_warmup=100, n_draws=100) if FAST else {}
 matplotlib.use("Agg")  # write files, open no window
 

@@ -1,4 +1,5 @@
 """Text classification on sparse hashed features, with predictive uncertainty.
+===========================================================================
 
 ``Pipeline(HashingVectorizer, BayesianLogisticRegression)`` on generated documents: two topics
 ("sports", "science") share a vocabulary of filler words; each topic has its own words.  The
@@ -14,6 +15,13 @@ sparse (memory follows the stored entries, not rows x features).  Three kinds of
 Set SKBAYES_SG_FAST=1 for a quick smoke run; SKBAYES_SG_FIGURES=<dir> moves the PNG.
 """
 
+# %%
+# The lines that matter::
+#
+#     clf = make_pipeline(HashingVectorizer(n_features=2**16),
+#                         BayesianLogisticRegression(random_state=0)).fit(docs, y)   # X stays sparse
+#     proba = clf.predict_proba(new_docs)
+
 import os
 from pathlib import Path
 
@@ -28,7 +36,7 @@ from sklearn.pipeline import make_pipeline
 from skbayes_sg import BayesianLogisticRegression
 
 FAST = os.environ.get("SKBAYES_SG_FAST") == "1"
-FIGURES = Path(os.environ.get("SKBAYES_SG_FIGURES", Path(__file__).parent / "figures"))
+FIGURES = Path(os.environ.get("SKBAYES_SG_FIGURES") or Path(__file__).parent / "figures")
 SHORT = dict(n_warmup=100, n_draws=100) if FAST else dict(n_draws=500)
 N_TRAIN, N_TEST = (1000, 150) if FAST else (20_000, 600)
 matplotlib.use("Agg")  # write files, open no window

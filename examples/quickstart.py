@@ -1,10 +1,19 @@
 """Quickstart: the three estimators on data that ships with scikit-learn.
+======================================================================
 
 Fits BayesianLogisticRegression (breast cancer), BayesianMLPClassifier
 (digits) and BayesianLinearRegression (diabetes) inside Pipelines, and prints
 accuracy / R², log-loss, predictive uncertainty and convergence diagnostics.
 Set SKBAYES_SG_FAST=1 for a quick smoke run (used by the test-suite).
 """
+
+# %%
+# The lines that matter::
+#
+#     from skbayes_sg import BayesianLogisticRegression
+#     clf = make_pipeline(StandardScaler(), BayesianLogisticRegression(random_state=0)).fit(X, y)
+#     proba = clf.predict_proba(X_test)          # averaged over the posterior draws
+#     print(clf[-1].summary())                  # R-hat, ESS and the fit's verdict
 
 import os
 import time

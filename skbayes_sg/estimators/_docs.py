@@ -144,7 +144,7 @@ COMMON_ATTRIBUTES = """\
         ``"data_passes"``, ``"preprocessing_seconds"``, ``"sampling_seconds"`` and more.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of features seen during fit (only when X has string names).
 """
 
