@@ -3,7 +3,8 @@
 See :mod:`skbayes_sg.models._base` for the protocol every model follows.
 """
 
-from ._base import GaussianPrior, NoisePrior, as_float64, design, minibatch_dtype
+from ._arrays import as_float64, design, minibatch_dtype
+from ._priors import GaussianPrior, NoisePrior
 from ._blocks import BlockCovariance
 from ._coupled import CoupledInterceptCovariance
 from ._kronecker import KroneckerCovariance

@@ -17,7 +17,7 @@ past the float range and never NaN.
 import numpy as np
 import scipy.sparse as sp
 
-from ._base import design
+from ._arrays import design
 
 __all__ = ["overflow_free_limit", "peak_abs", "ray_outputs", "shrink_rows"]
 

@@ -4,7 +4,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._base import Likelihood, as_compute, design, linear_predictor, scalar_response_grad
+from ._arrays import as_compute, design, linear_predictor, scalar_response_grad
+from ._base import Likelihood
 from ._fused import fused_predictor, scalar_glm_terms
 from ._sparse import draw_chunks, is_sparse, outer_rows, squared, weighted_gram
 

@@ -5,10 +5,13 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import expit, log_expit, softmax
 
-from ._base import (Likelihood, as_compute, as_float64, class_predictor, class_response_grad,
-                    design, linear_predictor, scalar_response_grad)
+from ._arrays import (as_compute, as_float64, class_predictor, class_response_grad, design,
+                      linear_predictor, scalar_response_grad)
+from ._base import Likelihood
 from ._predictive import glm_mean
-from ._fused import binary_logistic_terms, fused_predictor, native_predictor, scalar_glm_terms
+from ._fused import fused_predictor
+from ._logistic_passes import FusedBinaryPasses
+from ._softmax import log_normaliser, softmax_inplace
 from ._sparse import draw_chunks, is_sparse, outer_rows, squared, weighted_gram
 
 __all__ = ["LogisticModel"]
@@ -17,7 +20,7 @@ _MAX_PREDICT_ELEMENTS = 10_000_000
 
 
 @dataclass(frozen=True)
-class LogisticModel(Likelihood):
+class LogisticModel(FusedBinaryPasses, Likelihood):
     """Logistic regression likelihood, binary or multinomial.
 
     Parameters
@@ -105,31 +108,6 @@ class LogisticModel(Likelihood):
             z += theta[:, nw:, None]
         return z
 
-    @staticmethod
-    def _softmax_inplace(z):
-        """Softmax over axis 1 of class-major logits ``(C, K, b)``, in place."""
-        z -= z.max(axis=1, keepdims=True)
-        np.exp(z, out=z)
-        z /= z.sum(axis=1, keepdims=True)
-        return z
-
-    @staticmethod
-    def _log_normaliser(z):
-        """``logsumexp`` over axis 1 of class-major logits ``(C, K, b)`` -> ``(C, b)``; leaves
-        ``z`` holding ``e^{z - max}`` (the unnormalised softmax) and returns the sums too.
-
-        Two and a half times faster than ``scipy.special.logsumexp`` (its checks and copies
-        dominated the softmax mode search); a non-finite maximum is replaced by 0 as scipy does.
-        """
-        top = z.max(axis=1, keepdims=True)
-        top[~np.isfinite(top)] = 0.0
-        z -= top
-        np.exp(z, out=z)
-        sums = z.sum(axis=1)
-        lse = np.log(sums)
-        lse += top[:, 0]
-        return lse, sums
-
     def _observed(self, z, y):
         """The logits of the observed classes ``(C, b)`` (softmax)."""
         idx = np.asarray(y).astype(np.intp, copy=False)[..., None, :]
@@ -141,7 +119,7 @@ class LogisticModel(Likelihood):
         if self._rows == 1:
             return -log_expit(y * z)
         zy = self._observed(z, y)
-        return self._log_normaliser(z)[0] - zy
+        return log_normaliser(z)[0] - zy
 
     def response(self, theta, X, y):
         """``d f_i / d z_i``: ``(C, b)`` (binary) or ``(C, b, K)`` (softmax).
@@ -156,7 +134,7 @@ class LogisticModel(Likelihood):
             expit(z, out=z)
             z *= neg_t
             return z
-        return self._softmax_response(self._softmax_inplace(z), y)
+        return self._softmax_response(softmax_inplace(z), y)
 
     def _softmax_response(self, proba, y):
         proba -= y[..., None, :] == self._classes
@@ -169,7 +147,7 @@ class LogisticModel(Likelihood):
             return super().value_and_grad_sum(theta, X, y, weight)
         z = self._z(theta, X)
         f = -self._observed(z, y)
-        lse, sums = self._log_normaliser(z)
+        lse, sums = log_normaliser(z)
         f += lse
         z /= sums[:, None, :]
         total = f.sum(axis=1) if weight is None else f @ weight
@@ -251,45 +229,6 @@ class LogisticModel(Likelihood):
         out[np.ix_(order, order)] = H
         return out
 
-    def evaluation_dtype(self, X):
-        """float32 for binary dense float32 rows (their fused passes round the position to it,
-        :func:`~skbayes_sg.models._fused.native_predictor`), else None."""
-        fused = self._rows == 1 and not is_sparse(X) and X.dtype == np.float32
-        return np.float32 if fused else None
-
-    def _fused_tz(self, theta1, X, y):
-        """``(t_i z_i, t_i)`` in ``X``'s precision (mixed-precision products cost 8x)."""
-        nw = self._nw
-        tz = native_predictor(X, theta1[:nw], theta1[nw] if self.fit_intercept else 0.0)
-        t = np.asarray(y).astype(X.dtype, copy=False)
-        tz *= t
-        return tz, t
-
-    def newton_terms(self, theta1, X, y, weight=None, hessian=True, value=True,
-                     response_out=None):
-        """Value, gradient and Hessian of a chunk in one read (:meth:`Likelihood.newton_terms`).
-
-        Binary with dense ``X``: fused in ``X``'s precision at ``theta1`` rounded to it
-        (:meth:`evaluation_dtype`, :mod:`._fused`); otherwise the generic float64 path.
-        """
-        if self._rows > 1 or is_sparse(X):
-            return super().newton_terms(theta1, X, y, weight, hessian, value, response_out)
-        f, r, c = binary_logistic_terms(*self._fused_tz(theta1, X, y), value, hessian)
-        if response_out is not None:
-            response_out[...] = r
-        return scalar_glm_terms(X, f, r, c, weight, self.fit_intercept)
-
-    def anchor_terms(self, theta1, X, y, weight=None, curvature=False):
-        """Gradient, responses (and curvatures) of a chunk (:meth:`Likelihood.anchor_terms`);
-        binary with dense ``X`` fused in ``X``'s precision like :meth:`newton_terms` (the
-        gradient and the responses of the same rounded position: a consistent anchor)."""
-        if self._rows > 1 or is_sparse(X):
-            return super().anchor_terms(theta1, X, y, weight, curvature)
-        _, r, c = binary_logistic_terms(*self._fused_tz(theta1, X, y), value=False,
-                                        hessian=curvature)
-        g = scalar_glm_terms(X, None, r, None, weight, self.fit_intercept)[1]
-        return (g, r, c) if curvature else (g, r)
-
     def start(self, X, y, weight=None):
         """Zero weights and the intercepts of the class frequencies (log-odds, smoothed by 1/2)."""
         theta = np.zeros(self.n_params)
@@ -350,5 +289,5 @@ class LogisticModel(Likelihood):
                 expit(-z, out=out[sl, :, 0])
                 expit(z, out=out[sl, :, 1])
             else:
-                out[sl] = self._softmax_inplace(z).transpose(0, 2, 1)
+                out[sl] = softmax_inplace(z).transpose(0, 2, 1)
         return out

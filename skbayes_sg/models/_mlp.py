@@ -6,7 +6,8 @@ import numpy as np
 from scipy.special import expit, logsumexp, softmax
 
 from ..utils import row_chunks
-from ._base import Likelihood, as_compute
+from ._arrays import as_compute
+from ._base import Likelihood
 from ._predictive import network_mean
 
 __all__ = ["ACTIVATIONS", "MLPModel"]

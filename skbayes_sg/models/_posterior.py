@@ -11,7 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..utils import row_chunks
-from ._base import as_float64, minibatch_dtype
+from ._arrays import as_float64, minibatch_dtype
 from ._sparse import gather_rows, row_block, row_dot, squared
 
 __all__ = ["Laplace", "Posterior"]
