@@ -17,6 +17,7 @@ import pytest
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
+from skbayes_sg.fitting import FitConfig
 from skbayes_sg import (BayesianLinearRegression, BayesianLogisticRegression,  # noqa: E402
                         BayesianMLPClassifier)
 from skbayes_sg.dask import DaskIndex, DaskPosterior, RowSource, WeightTargets  # noqa: E402
@@ -216,7 +217,10 @@ def test_chains_on_the_cluster(client, data):
     Xd, yd = _dask(client, X, y)
     serial = BayesianLogisticRegression(n_jobs=1, **FIT).fit(Xd, yd)
     with joblib.parallel_backend("dask"):
-        parallel = BayesianLogisticRegression(n_jobs=2, **FIT).fit(Xd, yd)
+        parallel = BayesianLogisticRegression(n_jobs=2, **FIT)
+        parallel._fit_config = FitConfig(parallel_min_seconds=0.0)  # on the cluster, however short
+        parallel.fit(Xd, yd)
+    assert parallel.diagnostics_["worker_groups"] == 2
     # the same streams, indices and arithmetic; a worker process's BLAS may round differently
     np.testing.assert_allclose(parallel.draws_, serial.draws_, rtol=0, atol=1e-12)
 

@@ -8,6 +8,7 @@ import scipy.sparse as sp
 from sklearn.datasets import load_diabetes
 from sklearn.preprocessing import StandardScaler
 
+from skbayes_sg.fitting import FitConfig
 from skbayes_sg import BayesianLinearRegression, BayesianLogisticRegression, BayesianMLPClassifier
 from skbayes_sg.utils import ConvergenceWarning
 
@@ -185,6 +186,7 @@ def test_parallel_chains_get_X_memory_mapped_not_pickled(monkeypatch, sparse):
     y = (np.asarray(X[:, 0].todense()).ravel() if sparse else X[:, 0]) > 0
     monkeypatch.setattr(fit_module, "_run_group", _report_worker_data)
     clf = BayesianLogisticRegression(n_jobs=2, n_warmup=10, n_draws=10, random_state=0)
+    clf._fit_config = FitConfig(parallel_min_seconds=0.0)  # workers, however short the chains
     with pytest.raises(_WorkerData) as info:
         clf.fit(X, y)
     held = info.value.args[0]

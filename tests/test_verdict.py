@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_classification
 
+from skbayes_sg.fitting import FitConfig
 from skbayes_sg import BayesianLinearRegression, BayesianLogisticRegression
 from skbayes_sg.models import GaussianLinearModel, GaussianPrior, LogisticModel, Posterior
 from skbayes_sg.preprocessing import find_mode, laplace_at
@@ -83,7 +84,9 @@ def test_sampling_is_extended_until_the_standard_is_met():
     assert d["n_doublings"] >= 1 and long.draws_.shape == short.draws_.shape
     assert d["sampling_steps"] == 200 * 2 ** d["n_doublings"]
     assert np.nanmax(d["rhat"]) < np.nanmax(short.diagnostics_["rhat"])
-    again, _ = _fit(BayesianLogisticRegression(max_doublings=4, n_jobs=2, **kw), X, y)
+    again = BayesianLogisticRegression(max_doublings=4, n_jobs=2, **kw)
+    again._fit_config = FitConfig(parallel_min_seconds=0.0)  # in workers, however short
+    again, _ = _fit(again, X, y)
     np.testing.assert_allclose(again.draws_, long.draws_, rtol=1e-9)  # reproducible, n_jobs-free
 
 

@@ -42,6 +42,11 @@ class FitConfig:
     step_bias_max : float
         A user-set step whose predicted relative error of the stationary variance exceeds this
         warns.
+    parallel_min_seconds : float
+        ``n_jobs > 1`` runs the chains in worker processes only where the sampling phase is
+        predicted to take at least this long in one process: starting the workers and importing
+        the library in them costs about a second, and the draws do not depend on where the
+        chains run.
     """
 
     pilot_positions: int = 16
@@ -54,6 +59,7 @@ class FitConfig:
     max_retries: int = 3
     retry_factor: float = 0.25
     step_bias_max: float = 0.1
+    parallel_min_seconds: float = 2.0
 
 
 DEFAULT_CONFIG = FitConfig()

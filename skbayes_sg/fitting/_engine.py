@@ -80,12 +80,14 @@ def fit_posterior(posterior, settings, streams, judge, *, progress=None):
     _warn_user_step(s, plan.tuning)
     if progress is not None:
         progress.preprocessed(plan.info, t1 - t0, plan.tuning.step_size, s.n_chains)
+    min_seconds = s.config.parallel_min_seconds
     run = sample_with_retries(plan, streams, auto=s.step_size == "auto", config=s.config,
                               n_warmup=s.n_warmup, n_draws=s.n_draws, thin=s.thin,
-                              n_jobs=s.n_jobs, progress=progress)
+                              n_jobs=s.n_jobs, progress=progress, min_seconds=min_seconds)
     run, verdict = extend_until_converged(plan, streams, run, judge,
                                           max_doublings=s.max_doublings, n_draws=s.n_draws,
-                                          thin=s.thin, n_jobs=s.n_jobs, progress=progress)
+                                          thin=s.thin, n_jobs=s.n_jobs, progress=progress,
+                                          min_seconds=min_seconds)
     elapsed = time.perf_counter() - t1
     phases = {**plan.phases, "sampling": (run.seconds, run.n_grad_evals),
               "verdict": (max(elapsed - run.seconds, 0.0), 0)}

@@ -63,7 +63,7 @@ def doublings_needed(before, after):
 
 
 def extend_until_converged(plan, streams, run, judge, *, max_doublings, n_draws, thin, n_jobs,
-                           progress=None):
+                           progress=None, min_seconds=0.0):
     """Extend ``run`` (a :class:`~skbayes_sg.fitting.Run`) until ``judge`` passes.
 
     Returns ``(run, verdict)``: the draws thinned to ``n_draws`` per chain, the evaluations and
@@ -89,7 +89,7 @@ def extend_until_converged(plan, streams, run, judge, *, max_doublings, n_draws,
                            f"phase to {2 * spacing * n_draws} steps per chain "
                            f"(doubling {rounds} of at most {max_doublings}).")
         new = sample(start, noise, index, float(np.mean(steps)), n_warmup=0, n_draws=n_draws,
-                     thin=spacing, n_jobs=n_jobs, progress=progress)
+                     thin=spacing, n_jobs=n_jobs, progress=progress, min_seconds=min_seconds)
         draws = _thin_pair(draws, new.draws)
         evals, steps, seconds = evals + new.n_grad_evals, new.step_sizes, seconds + new.seconds
         info = {**new.info, "step_size_retries": info.get("step_size_retries", 0)}

@@ -81,14 +81,19 @@ def _run_group(plan, ids, noise, index, step, n_warmup, n_draws, thin, progress)
                       chain_ids=ids, noise_correction=plan.tuning.noise_correction)
 
 
-def sample(plan, noise, index, step, *, n_warmup, n_draws, thin, n_jobs, progress=None):
+def sample(plan, noise, index, step, *, n_warmup, n_draws, thin, n_jobs, progress=None,
+           min_seconds=0.0):
     """Run all chains of ``plan``; with ``n_jobs`` > 1 chain groups go to joblib workers.
 
     Chain ``c`` uses only its own streams ``noise[c]``, ``index[c]``, so draws do not depend on
-    ``n_jobs``.  Returns a :class:`Run`.
+    ``n_jobs``, and the chains stay in this process where they are predicted to take less than
+    ``min_seconds`` here (``plan.step_seconds``): workers would cost more to start than they
+    save.  Returns a :class:`Run` (``info["worker_groups"]``: the groups that ran).
     """
     C = plan.theta0.shape[0]
     n_groups = min(C, effective_n_jobs(n_jobs))
+    if plan.step_seconds * C * (n_warmup + n_draws * thin) < min_seconds:
+        n_groups = 1
     groups = [list(g) for g in np.array_split(np.arange(C), n_groups)]
     rows = _index_streams(plan, groups, index)
     args = (step, n_warmup, n_draws, thin, progress)
@@ -103,4 +108,5 @@ def sample(plan, noise, index, step, *, n_warmup, n_draws, thin, n_jobs, progres
     info = {k: np.concatenate([np.atleast_1d(t.info[k]) for t in traces])
             for k in traces[0].info}
     steps = np.concatenate([t.step_size for t in traces])
+    info["worker_groups"] = n_groups
     return Run(draws, sum(t.n_grad_evals for t in traces), steps, info, seconds)

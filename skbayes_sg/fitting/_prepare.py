@@ -32,7 +32,10 @@ class Plan:
 
     ``sampler`` and ``estimator`` are what runs (``sampler="auto"`` resolved; the strategy's
     estimator at the tuned batch); ``phases`` maps each preprocessing phase to
-    ``(seconds, per-example gradient evaluations)``; ``info`` is what goes to ``preprocessing_``.
+    ``(seconds, per-example gradient evaluations)``; ``info`` is what goes to ``preprocessing_``;
+    ``step_seconds`` is the predicted wall time of one step of one chain (from the pilots, or
+    for the exact gradient from the mode search's rate), which decides whether ``n_jobs``
+    workers can pay for their start.
     """
 
     posterior: Posterior
@@ -44,6 +47,7 @@ class Plan:
     info: dict
     sampler: object
     phases: dict
+    step_seconds: float = 0.0
 
     @property
     def n_grad_evals(self):
@@ -120,8 +124,21 @@ def prepare(posterior, settings, streams):
             "gradient_noise": tuning.gradient_noise, "gradient_noise_left": tuning.noise_left,
             "batch_size": tuning.batch_size, "laplace_hessian_rows": laplace.hessian_rows,
             "sampler": sampler.name, "subsampling": strategy.name, **estimator.outputs}
+    step = _step_seconds(sampler, estimator, tuning, clock.phases["mode"])
     return Plan(posterior, laplace, precond, estimator, tuning, theta0, info, sampler,
-                dict(clock.phases))
+                dict(clock.phases), step)
+
+
+def _step_seconds(sampler, estimator, tuning, mode):
+    """Predicted seconds of one step of one chain: the pilots' seconds per single-chain
+    estimate, or for the exact gradient the mode search's seconds per evaluation times a
+    pass; times the estimates a step costs (HMC: its leapfrog steps)."""
+    if tuning.pilot_chain_estimates:
+        per_estimate = tuning.pilot_seconds / tuning.pilot_chain_estimates
+    else:
+        seconds, evals = mode
+        per_estimate = seconds / max(evals, 1) * estimator.evals_per_step
+    return per_estimate * sampler.gradients_per_step(tuning.step_size)
 
 
 def choose_strategy(strategy, alternative, anchor, context):

@@ -39,6 +39,7 @@ class Tuning:
     noise_correction: np.ndarray = None  # subtracted by the sampler (step_size="auto")
     noise_left: float = None  # the level that remains after it
     pilot_seconds: float = 0.0
+    pilot_chain_estimates: int = 0  # single-chain estimates the pilots made
 
 
 class Curvature(NamedTuple):
@@ -106,7 +107,7 @@ def tune(sampler, strategy, data, curvature, precond, *, batch_size, step_size, 
     # the pilot's Laplace draws are where the chains run: one mode (not a multimodal model)
     subtract = (sampler.can_subtract_noise(estimator) and not posterior.model.multimodal
                 and N >= config.subtract_min_rows)
-    clock = [0.0]
+    clock = [0.0, 0]
 
     def noise(est):
         t0 = time.perf_counter()
@@ -114,6 +115,7 @@ def tune(sampler, strategy, data, curvature, precond, *, batch_size, step_size, 
         out = gradient_noise(est.pilot(), pilot_rng.spawn(config.pilot_positions), positions,
                              precond, n_estimates=n)
         clock[0] += time.perf_counter() - t0
+        clock[1] += 0 if est.exact else n * config.pilot_positions
         return out
 
     nu, more = noise(estimator)
@@ -127,7 +129,7 @@ def tune(sampler, strategy, data, curvature, precond, *, batch_size, step_size, 
             b_auto = min(N, strategy.max_batch_size(N))
         if b_auto != b and probe:  # the caller asks only which batch the rule picks
             return estimator, _decide(sampler, estimator, nu, curvature, step_size, b_auto,
-                                      evals, subtract, clock[0])
+                                      evals, subtract, clock)
         if b_auto != b:
             estimator, more = _build(strategy, data, b_auto)
             (nu, more_noise), b = noise(estimator), b_auto
@@ -135,11 +137,11 @@ def tune(sampler, strategy, data, curvature, precond, *, batch_size, step_size, 
     if estimator.exact:  # every row each step, whatever batch the strategy was built at
         b, subtract = N, False
     return estimator, _decide(sampler, estimator, nu, curvature, step_size, b, evals, subtract,
-                              clock[0])
+                              clock)
 
 
 def _decide(sampler, estimator, noise, curvature, step_size, batch_size, evals, subtract,
-            seconds):
+            clock):
     """The step (given or automatic) and its predicted variance error, as a :class:`Tuning`.
 
     With ``subtract``, the automatic step of SGLD and SGHMC comes with the measured noise as the
@@ -158,4 +160,4 @@ def _decide(sampler, estimator, noise, curvature, step_size, batch_size, evals, 
     error = variance_error(sampler, h, lam_max, rule["nu"], lam_min=lam_min, n_data=n_data,
                            nu_low=rule["nu_low"])
     return Tuning(h, int(batch_size), noise.level(), lam_max, lam_min, int(evals), error, auto,
-                  noise.variance if used else None, rule["nu"] if used else None, seconds)
+                  noise.variance if used else None, rule["nu"] if used else None, *clock)

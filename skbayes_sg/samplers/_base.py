@@ -70,6 +70,10 @@ class BaseSampler(ParamsMixin):
     subtracts_noise = False
     max_step = 0.5  # cap of the automatic whitened step (fitting._rules.auto_step_size)
 
+    def gradients_per_step(self, step_size):
+        """Gradient estimates one step costs (1; HMC: its leapfrog steps)."""
+        return 1.0
+
     def build_kernel(self, estimator, step_size, precond, noise_correction=None):
         """Return a :class:`Kernel` for ``estimator`` at ``step_size`` with ``precond``.
 

@@ -109,6 +109,10 @@ class HMC(BaseSampler):
                               "target_accept": [Interval(Real, 0, 1, closed="neither")],
                               "max_leapfrog": [Interval(Integral, 1, None, closed="left")]}
 
+    def gradients_per_step(self, step_size):
+        """Leapfrog steps (gradient evaluations) of one transition at ``step_size``."""
+        return float(np.clip(np.ceil(self.trajectory_length / step_size), 1, self.max_leapfrog))
+
     def initial_step_size(self, lam_max):
         """``step_size="auto"``: start dual averaging at ``1 / sqrt(lam_max)``."""
         return 1.0 / np.sqrt(lam_max)
