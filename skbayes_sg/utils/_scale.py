@@ -7,7 +7,7 @@ __all__ = ["location_scale", "standardize"]
 _SAFE = (1e-100, 1e100)  # max |y| for which NumPy's mean and std neither overflow nor underflow
 
 
-def location_scale(y, center=True):
+def location_scale(y, center=True, weight=None):
     """Mean and standard deviation of ``y``, finite for any finite ``y``.
 
     ``np.std`` squares ``y``: past ~1e154 the squares overflow, below ~1e-154 they underflow to 0
@@ -23,6 +23,10 @@ def location_scale(y, center=True):
     center : bool, default=True
         Return the mean as the centre; ``False`` gives centre 0 (the scale is still the
         standard deviation about the mean).
+    weight : ndarray of shape (n,) or None, default=None
+        Non-negative frequency weights of finite sum: the weighted mean and the weighted
+        standard deviation ``sqrt(sum w (y - mean)^2 / sum w)``, those of ``y`` with row ``i``
+        repeated ``w_i`` times.  Computed on ``y / max|y|``.
 
     Returns
     -------
@@ -32,7 +36,11 @@ def location_scale(y, center=True):
         The standard deviation, or 1.0 when it is 0 (constant ``y``).
     """
     m = float(np.max(np.abs(y))) if y.size else 0.0
-    if _SAFE[0] < m < _SAFE[1]:
+    if weight is not None and m > 0:
+        p, u = weight / np.sum(weight), y / m
+        mu = float(p @ u)
+        mean, sd = m * mu, m * float(np.sqrt(p @ np.square(u - mu)))
+    elif _SAFE[0] < m < _SAFE[1]:
         mean, sd = float(np.mean(y)), float(np.std(y))
     elif m > 0:
         u = y / m
