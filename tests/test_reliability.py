@@ -247,3 +247,37 @@ def test_huge_sample_weight_raises_naming_it(Est, target):
     b = _quiet(Est(**FAST).fit, X, target, sample_weight=np.full(400, 1e15))
     ratio = b.draws_.std(axis=(0, 1)) / a.draws_.std(axis=(0, 1))
     assert np.all((ratio > 1e-8) & (ratio < 1e-7))
+
+
+# ------------------------------------------------- item 8b: what the property tests found
+
+@pytest.mark.parametrize("normalize_y", [False, True])
+def test_one_row_regression_without_intercept_fits(normalize_y):
+    """One row, inferred noise: the mode search stops at a saddle (the noise level is set by its
+    prior alone) and the Laplace covariance was not positive definite (LinAlgError); the
+    repaired covariance gives a fit with finite predictions."""
+    r = np.random.default_rng(0)
+    X1, y1 = r.standard_normal((1, 1)), 0.1 * r.standard_normal(1)
+    est = _quiet(BayesianLinearRegression(fit_intercept=False, normalize_y=normalize_y,
+                                          **FAST).fit, X1, y1)
+    mean, std = est.predict(X1, return_std=True)
+    assert np.isfinite(mean).all() and np.isfinite(std).all() and np.all(std > 0)
+
+
+def test_dense_covariance_is_the_inverse_or_a_positive_definite_repair():
+    """A positive definite Hessian gives exactly ``inv(H)``; a saddle gives ``inv(|H|)``
+    (eigenvalues in equilibrated coordinates, here a diagonal H), positive definite."""
+    from skbayes_sg.preprocessing._laplace import dense_covariance
+
+    H = np.array([[4.0, 1.0], [1.0, 3.0]])
+    np.testing.assert_array_equal(dense_covariance(H), np.linalg.inv(H))
+    cov = dense_covariance(np.diag([4.0, -1e-3]))
+    np.testing.assert_allclose(cov, np.diag([0.25, 1e3]), rtol=1e-12)
+    np.linalg.cholesky(dense_covariance(np.array([[3.1e10, -5.6e5], [-5.6e5, 5.07]])))
+
+
+def test_mismatched_noise_std_raises_naming_it():
+    """noise_std=1 for y of scale 1e150: the posterior is 1e-150 wide (sampling diverged);
+    a ValueError says to give noise_std in y's units."""
+    with pytest.raises(ValueError, match="noise_std in y's units"):
+        BayesianLinearRegression(noise_std=1.0, **FAST).fit(X, yr * 1e150)

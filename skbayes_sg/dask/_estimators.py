@@ -99,27 +99,31 @@ def _encode(est, X, y):
         return est._code_targets(codes), est.classes_.shape[0]
     y = y.astype(np.float64)
     est.y_mean_, est.y_scale_ = 0.0, 1.0  # as BayesianLinearRegression._encode_targets
-    est._y_moments = None
-    extra = [y.mean(), y.std()] if est.normalize_y else [da.dot(y, y)]
-    peak, lo, hi, *stats = dask.compute(peak, y.min(), y.max(), *extra)
-    _check_X(X, peak)
+    extra = [] if est.normalize_y else [da.dot(y, y)]
+    peak, lo, hi, mean, std, *sq = dask.compute(peak, y.min(), y.max(), y.mean(), y.std(),
+                                                *extra)
+    if not np.isfinite(peak):
+        raise ValueError("Input X contains NaN or infinity.")
     if not (np.isfinite(lo) and np.isfinite(hi)):
         bad = "NaN" if np.isnan(lo) or np.isnan(hi) else "infinity"
         raise ValueError(f"Input y contains {bad}.")
     m = max(abs(float(lo)), abs(float(hi)))
-    if not est.normalize_y:
-        if not np.isfinite(stats[0]):
-            raise ValueError(
-                f"y reaches {m:.3g}: its squared residuals overflow float64 with "
-                "normalize_y=False. Use normalize_y=True (y is then standardized without "
-                "overflow) or rescale y.")
-        return y, 1
-    mean, std = map(float, stats)
+    mean, std = float(mean), float(std)
     if m > 0 and not _SAFE[0] < m < _SAFE[1]:  # NumPy's moments over- or underflow: on y / m
         mean, std = (m * float(v) for v in dask.compute((y / m).mean(), (y / m).std()))
-    est.y_mean_ = mean if est.fit_intercept else 0.0
-    est.y_scale_ = std or 1.0
-    return (y - est.y_mean_) / est.y_scale_, 1
+    if sq and not np.isfinite(sq[0]):
+        raise ValueError(f"y reaches {m:.3g}: its squared residuals overflow float64 with "
+                         "normalize_y=False. Use normalize_y=True (y is then standardized "
+                         "without overflow) or rescale y.")
+    if est.normalize_y:
+        est.y_mean_ = mean if est.fit_intercept else 0.0
+        est.y_scale_ = std or 1.0
+    # the fitted targets' moments (the priors' scales), known without another pass
+    sd = std / est.y_scale_
+    est._y_moments = ((mean - est.y_mean_) / est.y_scale_, sd, sd * sd)
+    y_enc = (y - est.y_mean_) / est.y_scale_
+    check_X_scale(peak, X.dtype, X.shape[0], *est._curvature_factor(y_enc, X.shape[0], X.dtype))
+    return y_enc, 1
 
 
 def fit_data(est, X, y, sample_weight=None):

@@ -172,7 +172,8 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
             keep = weight > 0
             X, y_enc, weight = X[keep], y_enc[keep], weight[keep]
             peak = peak_abs(X)
-        check_X_scale(peak, X.dtype, X.shape[0] if weight is None else weight.sum())
+        total = X.shape[0] if weight is None else weight.sum()
+        check_X_scale(peak, X.dtype, total, *self._curvature_factor(y_enc, total, X.dtype))
         if weight is not None and np.all(weight == 1.0):
             weight = None
         return None, X, y_enc, n_outputs, weight
@@ -197,6 +198,11 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
         w = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         check_weight_total(w, "sample_weight")
         return None if np.all(w == 1.0) else w
+
+    def _curvature_factor(self, y, total, dtype):
+        """``(precision, advice)`` for :func:`._checks.check_X_scale`: the largest factor on
+        ``x^2`` in the likelihood's curvature (1: the classifiers'), and what to do."""
+        return 1.0, ""
 
     def _make_prior(self, model, y):
         return GaussianPrior(model.prior_precision(self.prior_scale, self._intercept_scale(y)))

@@ -44,19 +44,34 @@ def check_class_weight(class_weight):
                          "one class needs a positive weight.")
 
 
-def check_X_scale(peak, dtype, total):
+def check_X_scale(peak, dtype, total, precision=1.0, remedies=()):
     """Raise a ValueError when ``max|x| = peak`` makes the likelihood's curvature overflow.
 
-    ``total``: the number of rows, or the sum of the row weights.  The curvature of every
-    model's likelihood sums ``weight * x^2`` over the rows; ``peak^2 * total`` bounds it.
+    ``total``: the number of rows, or the sum of the row weights; ``precision``: the largest
+    factor the likelihood puts on ``x^2`` (a regression's noise precision ``1 / noise_std^2``
+    in the fitted units, 1 for the classifiers); ``remedies``: what else the user can do.  The
+    curvature of every model's likelihood sums ``weight * precision * x^2`` over the rows;
+    ``peak^2 * total * precision`` bounds it, and ``precision`` itself must stay in range.
     """
     dtype = np.dtype(dtype)
     limit = X_CURVATURE_FRACTION * float(np.finfo(dtype).max)
-    with np.errstate(over="ignore"):
-        bound = float(peak) ** 2 * float(total) if peak < 1e154 else np.inf
-    if bound > limit:
-        advice = " or pass X as float64" if dtype == np.float32 else ""
+    remedies = list(remedies) + (["pass X as float64"] if dtype == np.float32 else [])
+    with np.errstate(over="ignore", invalid="ignore"):
+        bound = float(np.float64(peak) ** 2 * np.float64(total) * np.float64(precision))
+    if precision > limit:
         raise ValueError(
-            f"X reaches {peak:.3g}: the likelihood's curvature (sums of weighted x^2 over the "
-            f"rows, up to {bound:.3g}) passes what {dtype} computes safely ({limit:.3g}). "
-            f"Standardize X (e.g. StandardScaler){advice}.")
+            f"The noise precision 1/noise_std^2 reaches {precision:.3g} (in the fitted units of "
+            f"y), past what {dtype} computes safely ({limit:.3g}). "
+            f"{_either(remedies)}.")
+    if bound > limit:
+        noise = "" if precision == 1.0 else f", times the noise precision up to {precision:.3g}"
+        raise ValueError(
+            f"X reaches {peak:.3g}: the likelihood's curvature (weighted x^2 summed over the "
+            f"rows{noise}: up to {bound:.3g}) passes what {dtype} computes safely "
+            f"({limit:.3g}). {_either(['Standardize X (e.g. StandardScaler)'] + remedies)}.")
+
+
+def _either(remedies):
+    """``"A, b or c"``."""
+    text = remedies[0] if len(remedies) == 1 else f"{', '.join(remedies[:-1])} or {remedies[-1]}"
+    return text[:1].upper() + text[1:]

@@ -11,7 +11,9 @@ from ..models import GaussianLinearModel, GaussianPrior, NoisePrior, design
 from ..models._finite import ray_outputs
 from ..models._sparse import row_dot
 from ..utils import location_scale, make_rng, row_chunks, standardize
+from ..utils._scale import weighted_moments
 from ._base import SCALE_MAX, SCALE_MIN, _BaseSGMCMC, _store_params
+from ._checks import WEIGHT_SUM_MAX
 from ._docs import COMMON_ATTRIBUTES, COMMON_PARAMETERS, REFERENCES, REPORT_NOTES
 
 __all__ = ["BayesianLinearRegression"]
@@ -37,8 +39,9 @@ class BayesianLinearRegression(RegressorMixin, _BaseSGMCMC):
     noise_std : float or None, default=None
         Noise standard deviation; ``None`` infers it: ``log noise_std`` is sampled under the weakly
         informative conjugate-style prior ``noise_std^2 ~ InvGamma(1, 0.01 var(y))`` (two
-        pseudo-observations with 1% of the target's variance; it keeps the posterior proper and
-        funnel-free even when y is an exact linear function of X).
+        pseudo-observations with 1% of the target's variance -- of ``mean(y)^2``, or 1, where y
+        is constant; it keeps the posterior proper and funnel-free even when y is an exact
+        linear function of X).
     fit_intercept : bool, default=True
         Whether to fit an intercept.
 {COMMON_PARAMETERS}    normalize_y : bool, default=True
@@ -140,7 +143,7 @@ class BayesianLinearRegression(RegressorMixin, _BaseSGMCMC):
                         "float64 with normalize_y=False. Use normalize_y=True (y is then "
                         "standardized without overflow) or rescale y.")
         # the fitted targets' weighted moments, for the priors (None: computed from y there)
-        self._y_moments = None if weight is None else _weighted_moments(y, weight)
+        self._y_moments = None if weight is None else weighted_moments(y, weight)
         return y, 1
 
     def _to_user(self, named):
@@ -157,8 +160,30 @@ class BayesianLinearRegression(RegressorMixin, _BaseSGMCMC):
         if self.noise_std is not None:
             return GaussianPrior(prec)
         prec[-1] = 0.0
-        b = _NOISE_PRIOR_B * max(self._moments(y)[2], 1e-12)
-        return NoisePrior(prec, index=-1, a=_NOISE_PRIOR_A, b=b)
+        return NoisePrior(prec, index=-1, a=_NOISE_PRIOR_A, b=self._noise_prior_b(y))
+
+    def _noise_prior_b(self, y):
+        """``b`` of the noise prior ``InvGamma(1, b)``: 1% of the fitted targets' variance, of
+        their square where they are constant (one row), or 1% of 1 where they are all zero."""
+        mean, _, var = self._moments(y)
+        return _NOISE_PRIOR_B * (var if var > 0 else (mean * mean if mean != 0 else 1.0))
+
+    def _curvature_factor(self, y, total, dtype):
+        """The noise precision ``1 / noise^2`` (fitted units): fixed, or at most that of the
+        inferred noise's mode with zero residuals, ``(a + 1 + total / 2) / b``."""
+        if self.noise_std is not None:
+            ratio = np.float64(self.noise_std) / self.y_scale_
+            advice = (f"give noise_std in y's units (noise_std={self.noise_std:.3g} is "
+                      f"{ratio:.3g} of y's scale {self.y_scale_:.3g}) or leave it None")
+            with np.errstate(over="ignore", divide="ignore"):
+                precision = float(1.0 / ratio**2)
+            if not total * precision <= WEIGHT_SUM_MAX:  # as many rows as a weight sum past it
+                raise ValueError(f"The posterior is narrower than float64 draws resolve: "
+                                 f"{advice[0].upper()}{advice[1:]}.")
+            return precision, [advice]
+        with np.errstate(over="ignore", divide="ignore"):
+            precision = float((_NOISE_PRIOR_A + 1 + total / 2) / np.float64(self._noise_prior_b(y)))
+        return precision, ([] if self.normalize_y else ["use normalize_y=True"])
 
     def _intercept_scale(self, y):
         mean, sd, _ = self._moments(y)
@@ -267,11 +292,3 @@ class BayesianLinearRegression(RegressorMixin, _BaseSGMCMC):
         noise = rng.standard_normal(means.shape) * (np.sqrt(self._noise_var(pick))
                                                     * self.y_scale_)[:, None]
         return (means + noise).T
-
-
-def _weighted_moments(y, weight):
-    """Mean, sd and variance of ``y`` under frequency weights ``weight``."""
-    p = weight / np.sum(weight)
-    mean = float(p @ y)
-    var = float(p @ np.square(y - mean))
-    return mean, float(np.sqrt(var)), var

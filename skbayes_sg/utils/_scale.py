@@ -2,7 +2,7 @@
 
 import numpy as np
 
-__all__ = ["location_scale", "standardize"]
+__all__ = ["location_scale", "standardize", "weighted_moments"]
 
 _SAFE = (1e-100, 1e100)  # max |y| for which NumPy's mean and std neither overflow nor underflow
 
@@ -33,7 +33,8 @@ def location_scale(y, center=True, weight=None):
     mean : float
         The centre (0.0 when not ``center``).
     scale : float
-        The standard deviation, or 1.0 when it is 0 (constant ``y``).
+        The standard deviation; when it is 0 (constant ``y``) ``|y|`` without ``center`` (the
+        standardized ``y`` is then +-1), else 1.0.
     """
     m = float(np.max(np.abs(y))) if y.size else 0.0
     if weight is not None and m > 0:
@@ -47,7 +48,9 @@ def location_scale(y, center=True, weight=None):
         mean, sd = m * float(np.mean(u)), m * float(np.std(u))
     else:
         mean, sd = 0.0, 0.0
-    return (mean if center else 0.0), (sd or 1.0)
+    if center or sd > 0:
+        return (mean if center else 0.0), (sd or 1.0)
+    return 0.0, (abs(mean) or 1.0)  # constant y (one row) not centred: scaled to +-1
 
 
 def standardize(y, mean, scale):
@@ -71,3 +74,12 @@ def standardize(y, mean, scale):
         with np.errstate(over="ignore"):
             z = (y / m - mean / m) / (scale / m)
     return z
+
+
+def weighted_moments(y, weight):
+    """``(mean, sd, variance)`` of ``y`` under frequency weights ``weight`` (no rescaling:
+    for standardized targets)."""
+    p = weight / np.sum(weight)
+    mean = float(p @ y)
+    var = float(p @ np.square(y - mean))
+    return mean, float(np.sqrt(var)), var
