@@ -10,6 +10,11 @@ as one key every chunk task depends on -- the way dask-ml's ``ParallelPostFit`` 
 import dask
 import dask.array as da
 import numpy as np
+from sklearn.utils import assert_all_finite
+from sklearn.utils.multiclass import check_classification_targets
+
+from ..estimators._checks import check_X_scale
+from ..utils._scale import _SAFE
 
 __all__ = ["fit_data", "predict_blockwise"]
 
@@ -67,11 +72,26 @@ def _codes(block, classes):
     return np.searchsorted(classes, block)
 
 
-def _encode(est, y):
+def _check_X(X, peak):
+    """The in-memory checks of ``X`` from its ``max |x|`` (NaN or inf when ``X`` has one)."""
+    if not np.isfinite(peak):
+        raise ValueError("Input X contains NaN or infinity.")
+    check_X_scale(peak, X.dtype, X.shape[0])
+
+
+def _encode(est, X, y):
     """``(y_enc, n_outputs)`` and the target attributes (``classes_`` or ``y_mean_``/``y_scale_``)
-    as the estimators' ``_encode_targets`` set them, by reductions on the cluster."""
+    as the estimators' ``_encode_targets`` set them, with the in-memory checks of ``X`` and
+    ``y``: one pass of reductions on the cluster (a second, on ``y / max|y|``, only for a ``y``
+    whose squares would overflow or underflow, as :func:`~skbayes_sg.utils.location_scale`)."""
+    peak = da.absolute(X).max()
     if est._is_classifier:
-        est.classes_ = np.unique(da.unique(y).compute())
+        labels, peak = dask.compute(da.unique(y), peak)
+        _check_X(X, peak)
+        if labels.dtype.kind == "f":
+            assert_all_finite(labels, input_name="y")
+        check_classification_targets(labels)  # "Unknown label type: continuous" as in memory
+        est.classes_ = np.unique(labels)
         if est.classes_.shape[0] < 2:
             raise ValueError(f"The target contains only one class ({est.classes_[0]!r}); a "
                              "classifier needs samples of at least 2 classes.")
@@ -79,11 +99,31 @@ def _encode(est, y):
         return est._code_targets(codes), est.classes_.shape[0]
     y = y.astype(np.float64)
     est.y_mean_, est.y_scale_ = 0.0, 1.0  # as BayesianLinearRegression._encode_targets
+    extra = [] if est.normalize_y else [da.dot(y, y)]
+    peak, lo, hi, mean, std, *sq = dask.compute(peak, y.min(), y.max(), y.mean(), y.std(),
+                                                *extra)
+    if not np.isfinite(peak):
+        raise ValueError("Input X contains NaN or infinity.")
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        bad = "NaN" if np.isnan(lo) or np.isnan(hi) else "infinity"
+        raise ValueError(f"Input y contains {bad}.")
+    m = max(abs(float(lo)), abs(float(hi)))
+    mean, std = float(mean), float(std)
+    if m > 0 and not _SAFE[0] < m < _SAFE[1]:  # NumPy's moments over- or underflow: on y / m
+        mean, std = (m * float(v) for v in dask.compute((y / m).mean(), (y / m).std()))
+    if sq and not np.isfinite(sq[0]):
+        raise ValueError(f"y reaches {m:.3g}: its squared residuals overflow float64 with "
+                         "normalize_y=False. Use normalize_y=True (y is then standardized "
+                         "without overflow) or rescale y.")
     if est.normalize_y:
-        mean, std = dask.compute(y.mean(), y.std())
-        est.y_mean_ = float(mean) if est.fit_intercept else 0.0
-        est.y_scale_ = float(std) or 1.0
-    return (y - est.y_mean_) / est.y_scale_, 1
+        est.y_mean_ = mean if est.fit_intercept else 0.0
+        est.y_scale_ = std or 1.0
+    # the fitted targets' moments (the priors' scales), known without another pass
+    sd = std / est.y_scale_
+    est._y_moments = ((mean - est.y_mean_) / est.y_scale_, sd, sd * sd)
+    y_enc = (y - est.y_mean_) / est.y_scale_
+    check_X_scale(peak, X.dtype, X.shape[0], *est._curvature_factor(y_enc, X.shape[0], X.dtype))
+    return y_enc, 1
 
 
 def fit_data(est, X, y, sample_weight=None):
@@ -96,7 +136,7 @@ def fit_data(est, X, y, sample_weight=None):
         raise ValueError("sample_weight and class_weight are not supported with dask input yet: "
                          "fit without them, or on in-memory data.")
     X = _features(est, X, reset=True)
-    y_enc, n_outputs = _encode(est, _targets(y, X.chunks[0]))
+    y_enc, n_outputs = _encode(est, X, _targets(y, X.chunks[0]))
     return X, y_enc, n_outputs
 
 

@@ -7,15 +7,18 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils import assert_all_finite
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from ..diagnostics import assess
 from ..fitting import DEFAULT_CONFIG, STARTS, FitSettings, check_settings, fit_posterior
 from ..models import GaussianPrior, Posterior
+from ..models._finite import peak_abs
 from ..samplers import SAMPLERS, BaseSampler
 from ..subsampling import SUBSAMPLING, BaseStrategy
 from ..utils import (ApproximationWarning, ConvergenceWarning, make_rng, make_streams,
                      user_stacklevel, warn_user)
+from ._checks import check_weight_total, check_X_scale
 from ._dask_hooks import DASK_METHODS, dask_backend, dask_dispatch
 from ._progress import make_progress
 from ._report import _ReportMixin
@@ -48,7 +51,7 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
     """Shared ``fit``, ``sample_posterior`` and parameter handling.
 
     Subclasses define ``_make_model(n_features, n_outputs)``,
-    ``_encode_targets(y) -> (y_enc, n_outputs)``, ``_intercept_scale(y)`` and
+    ``_encode_targets(y, weight) -> (y_enc, n_outputs)``, ``_intercept_scale(y)`` and
     ``_store_summaries()``.
     """
 
@@ -161,29 +164,43 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
 
     def _fit_inputs(self, X, y, sample_weight):
         """``(backend, X, y_enc, n_outputs, weight)``: validated data (dask: lazily, on the
-        cluster), encoded targets and the row weights (rows of weight zero dropped)."""
+        cluster), encoded targets and the row weights (rows of weight zero dropped, None when
+        the rest are all ones: the same fit as without those rows)."""
         backend = dask_backend(X)
         if backend is not None:
             (X, y_enc, n_outputs), weight = backend.fit_data(self, X, y, sample_weight), None
             return backend, X, y_enc, n_outputs, weight
         X, y = validate_data(self, X, y, accept_sparse=self._sparse, order="C",
-                             dtype=[np.float64, np.float32], y_numeric=not self._is_classifier)
-        y_enc, n_outputs = self._encode_targets(y)
+                             dtype=[np.float64, np.float32], y_numeric=not self._is_classifier,
+                             ensure_all_finite=False)
+        peak = peak_abs(X)  # one pass: the finiteness check and the scale check below
+        if not np.isfinite(peak):
+            assert_all_finite(X, input_name="X", estimator_name=type(self).__name__)
         weight = self._row_weights(X, y, sample_weight)
+        y_enc, n_outputs = self._encode_targets(y, weight)
         if weight is not None and np.any(weight == 0):  # rows that contribute nothing
             keep = weight > 0
             X, y_enc, weight = X[keep], y_enc[keep], weight[keep]
+            peak = peak_abs(X)
+        total = X.shape[0] if weight is None else weight.sum()
+        check_X_scale(peak, X.dtype, total, *self._curvature_factor(y_enc, total, X.dtype))
+        if weight is not None and np.all(weight == 1.0):
+            weight = None
         return None, X, y_enc, n_outputs, weight
 
     def _row_weights(self, X, y, sample_weight):
-        """Row multiplicities of the posterior: ``sample_weight`` (None when all ones)."""
+        """Row multiplicities of the posterior: ``sample_weight`` (None when all ones; its sum
+        at most ``WEIGHT_SUM_MAX``, :mod:`._checks`)."""
         if sample_weight is None:
             return None
         w = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
-        if not w.sum() > 0:
-            raise ValueError("sample_weight sums to zero: at least one row needs a positive "
-                             "weight.")
+        check_weight_total(w, "sample_weight")
         return None if np.all(w == 1.0) else w
+
+    def _curvature_factor(self, y, total, dtype):
+        """``(precision, advice)`` for :func:`._checks.check_X_scale`: the largest factor on
+        ``x^2`` in the likelihood's curvature (1: the classifiers'), and what to do."""
+        return 1.0, ""
 
     def _make_prior(self, model, y):
         return GaussianPrior(model.prior_precision(self.prior_scale, self._intercept_scale(y)))

@@ -10,6 +10,7 @@ from sklearn.utils import assert_all_finite
 from sklearn.utils.validation import check_is_fitted
 
 from ..models._finite import overflow_free_limit, peak_abs, shrink_rows
+from ._checks import check_class_weight, check_weight_total
 
 __all__ = ["_ClassifierMixin"]
 
@@ -54,7 +55,8 @@ class _ClassifierMixin:
         "n_predict_draws": [Interval(Integral, 1, None, closed="left")],
     }
 
-    def _encode_targets(self, y):
+    def _encode_targets(self, y, weight=None):
+        """``(codes, n_classes)``; ``classes_`` from every row (``weight`` plays no part)."""
         found = _integral_codes(y)
         if found is None:
             check_classification_targets(y)
@@ -68,12 +70,19 @@ class _ClassifierMixin:
         return self._code_targets(codes), self.classes_.shape[0]
 
     def _row_weights(self, X, y, sample_weight):
-        """``sample_weight`` times the weight of each row's class (``class_weight``)."""
+        """``sample_weight`` times the weight of each row's class (``class_weight``: finite,
+        non-negative values, not all zero; keys not among the classes raise as in
+        scikit-learn, unless every class has its weight)."""
         w = super()._row_weights(X, y, sample_weight)
         if self.class_weight is None:
             return w
+        if isinstance(self.class_weight, dict):
+            check_class_weight(self.class_weight)
         cw = compute_sample_weight(self.class_weight, y)
-        return cw if w is None else w * cw
+        w = cw if w is None else w * cw
+        check_weight_total(w, "class_weight" if sample_weight is None
+                           else "sample_weight times class_weight")
+        return w
 
     def _code_targets(self, codes):
         return codes

@@ -11,7 +11,9 @@ from ..models import GaussianLinearModel, GaussianPrior, NoisePrior, design
 from ..models._finite import ray_outputs
 from ..models._sparse import row_dot
 from ..utils import location_scale, make_rng, row_chunks, standardize
+from ..utils._scale import weighted_moments
 from ._base import SCALE_MAX, SCALE_MIN, _BaseSGMCMC, _store_params
+from ._checks import WEIGHT_SUM_MAX
 from ._docs import COMMON_ATTRIBUTES, COMMON_PARAMETERS, REFERENCES, REPORT_NOTES
 
 __all__ = ["BayesianLinearRegression"]
@@ -37,12 +39,15 @@ class BayesianLinearRegression(RegressorMixin, _BaseSGMCMC):
     noise_std : float or None, default=None
         Noise standard deviation; ``None`` infers it: ``log noise_std`` is sampled under the weakly
         informative conjugate-style prior ``noise_std^2 ~ InvGamma(1, 0.01 var(y))`` (two
-        pseudo-observations with 1% of the target's variance; it keeps the posterior proper and
-        funnel-free even when y is an exact linear function of X).
+        pseudo-observations with 1% of the target's variance -- of ``mean(y)^2``, or 1, where y
+        is constant; it keeps the posterior proper and funnel-free even when y is an exact
+        linear function of X).
     fit_intercept : bool, default=True
         Whether to fit an intercept.
 {COMMON_PARAMETERS}    normalize_y : bool, default=True
-        Fit the model to ``(y - mean(y)) / sd(y)`` (no centring without an intercept), like
+        Fit the model to ``(y - mean(y)) / sd(y)`` (no centring without an intercept; the moments
+        weighted by ``sample_weight`` as frequencies, so an integer weight is the same fit as
+        repeating the row and a row of weight zero the same as removing it), like
         :class:`~sklearn.gaussian_process.GaussianProcessRegressor`: the prior then means the same
         for any scale of y (unscaled diabetes targets gave R^2 0.12 instead of 0.36 without it).
         Everything the estimator returns -- ``coef_``, ``intercept_``, ``noise_std_``,
@@ -116,18 +121,29 @@ class BayesianLinearRegression(RegressorMixin, _BaseSGMCMC):
         noise = None if self.noise_std is None else self.noise_std / self.y_scale_
         return GaussianLinearModel(n_features, self.fit_intercept, noise)
 
-    def _encode_targets(self, y):
+    def _encode_targets(self, y, weight=None):
+        """``(y_enc, 1)``: ``y`` standardized by its moments weighted by ``weight`` (as
+        frequencies); rows of weight zero, which ``fit`` drops, take no part."""
         y = np.asarray(y, dtype=float)
+        if weight is not None and not np.all(weight > 0):
+            keep = weight > 0
+            kept = weight[keep]
+            out = np.zeros_like(y)
+            out[keep], _ = self._encode_targets(y[keep], None if np.all(kept == 1) else kept)
+            return out, 1
         self.y_mean_, self.y_scale_ = 0.0, 1.0
         if self.normalize_y:
-            self.y_mean_, self.y_scale_ = location_scale(y, center=self.fit_intercept)
-            return standardize(y, self.y_mean_, self.y_scale_), 1
-        with np.errstate(over="ignore"):
-            if not np.isfinite(np.dot(y, y)):
-                raise ValueError(
-                    f"y reaches {np.max(np.abs(y)):.3g}: its squared residuals overflow float64 "
-                    "with normalize_y=False. Use normalize_y=True (y is then standardized "
-                    "without overflow) or rescale y.")
+            self.y_mean_, self.y_scale_ = location_scale(y, self.fit_intercept, weight)
+            y = standardize(y, self.y_mean_, self.y_scale_)
+        else:
+            with np.errstate(over="ignore"):
+                if not np.isfinite(np.dot(y, y)):
+                    raise ValueError(
+                        f"y reaches {np.max(np.abs(y)):.3g}: its squared residuals overflow "
+                        "float64 with normalize_y=False. Use normalize_y=True (y is then "
+                        "standardized without overflow) or rescale y.")
+        # the fitted targets' weighted moments, for the priors (None: computed from y there)
+        self._y_moments = None if weight is None else weighted_moments(y, weight)
         return y, 1
 
     def _to_user(self, named):
@@ -144,23 +160,54 @@ class BayesianLinearRegression(RegressorMixin, _BaseSGMCMC):
         if self.noise_std is not None:
             return GaussianPrior(prec)
         prec[-1] = 0.0
-        b = _NOISE_PRIOR_B * max(float(np.var(y)), 1e-12)
-        return NoisePrior(prec, index=-1, a=_NOISE_PRIOR_A, b=b)
+        return NoisePrior(prec, index=-1, a=_NOISE_PRIOR_A, b=self._noise_prior_b(y))
+
+    def _noise_prior_b(self, y):
+        """``b`` of the noise prior ``InvGamma(1, b)``: 1% of the fitted targets' variance, of
+        their square where they are constant (one row), or 1% of 1 where they are all zero."""
+        mean, _, var = self._moments(y)
+        return _NOISE_PRIOR_B * (var if var > 0 else (mean * mean if mean != 0 else 1.0))
+
+    def _curvature_factor(self, y, total, dtype):
+        """The noise precision ``1 / noise^2`` (fitted units): fixed, or at most that of the
+        inferred noise's mode with zero residuals, ``(a + 1 + total / 2) / b``."""
+        if self.noise_std is not None:
+            ratio = np.float64(self.noise_std) / self.y_scale_
+            advice = (f"give noise_std in y's units (noise_std={self.noise_std:.3g} is "
+                      f"{ratio:.3g} of y's scale {self.y_scale_:.3g}) or leave it None")
+            with np.errstate(over="ignore", divide="ignore"):
+                precision = float(1.0 / ratio**2)
+            if not total * precision <= WEIGHT_SUM_MAX:  # as many rows as a weight sum past it
+                raise ValueError(f"The posterior is narrower than float64 draws resolve: "
+                                 f"{advice[0].upper()}{advice[1:]}.")
+            return precision, [advice]
+        with np.errstate(over="ignore", divide="ignore"):
+            precision = float((_NOISE_PRIOR_A + 1 + total / 2) / np.float64(self._noise_prior_b(y)))
+        return precision, ([] if self.normalize_y else ["use normalize_y=True"])
 
     def _intercept_scale(self, y):
-        return 10.0 * (abs(float(np.mean(y))) + float(np.std(y)) + self.prior_scale)
+        mean, sd, _ = self._moments(y)
+        return 10.0 * (abs(mean) + sd + self.prior_scale)
+
+    def _moments(self, y):
+        """Mean, sd and variance of the fitted targets ``y``, weighted as their rows are."""
+        moments = getattr(self, "_y_moments", None)
+        if moments is not None:
+            return moments
+        return float(np.mean(y)), float(np.std(y)), float(np.var(y))
 
     def _store_summaries(self):
         mean = self._posterior_mean()
         self.coef_, self.intercept_ = mean["coef"], float(mean["intercept"])
         # the mean of sigma itself, not exp(mean log sigma) that unpacking the mean would give
-        self.noise_std_ = float(np.sqrt(self._noise_var(self._pooled_draws())).mean())
+        self.noise_std_ = (float(self.noise_std) if self.noise_std is not None else float(
+            (self.model_.unpack(self._pooled_draws())["noise_std"] * self.y_scale_).mean()))
 
     def _noise_var(self, draws):
-        """Noise variance of each draw, in ``y``'s units."""
+        """Noise variance of each draw in the fitted units (``y / y_scale_``: no overflow)."""
         if self.noise_std is not None:
-            return np.full(draws.shape[0], float(self.noise_std) ** 2)
-        return (self.model_.unpack(draws)["noise_std"] * self.y_scale_) ** 2
+            return np.full(draws.shape[0], (float(self.noise_std) / self.y_scale_) ** 2)
+        return self.model_.unpack(draws)["noise_std"] ** 2
 
     def predict(self, X, return_std=False):
         """Posterior-predictive mean (and standard deviation, noise included).
@@ -202,15 +249,15 @@ class BayesianLinearRegression(RegressorMixin, _BaseSGMCMC):
             elif return_std:
                 var[sl] = row_dot(X1, np.asarray(X1 @ C))
         mean = mean * self.y_scale_ + self.y_mean_
-        noise = self._noise_var(draws).mean()
-        std = np.sqrt(var * self.y_scale_**2 + noise) if return_std else mean
+        noise = self._noise_var(draws).mean()  # fitted units: y_scale_**2 may overflow
+        std = np.sqrt(var + noise) * self.y_scale_ if return_std else mean
         bad = ~(np.isfinite(mean) & np.isfinite(std))
         if bad.any():  # a product overflowed: the ray form, +-inf past float64's range, no NaN
             s, Z = ray_outputs(lin, X[bad], self.fit_intercept)
             with np.errstate(over="ignore", invalid="ignore"):
                 mean[bad] = s * (Z.mean(axis=0) * self.y_scale_) + self.y_mean_
                 if return_std:
-                    std[bad] = s * np.sqrt(Z.var(axis=0) * self.y_scale_**2 + noise / s / s)
+                    std[bad] = s * (np.sqrt(Z.var(axis=0) + noise / s / s) * self.y_scale_)
         return (mean, std) if return_std else mean
 
     def sample_y(self, X, n_samples=1, random_state=None):
@@ -242,5 +289,6 @@ class BayesianLinearRegression(RegressorMixin, _BaseSGMCMC):
             s, Z = ray_outputs(lin, X[bad], self.fit_intercept)
             with np.errstate(over="ignore", invalid="ignore"):
                 means[:, bad] = s * (Z * self.y_scale_) + self.y_mean_
-        noise = rng.standard_normal(means.shape) * np.sqrt(self._noise_var(pick))[:, None]
+        noise = rng.standard_normal(means.shape) * (np.sqrt(self._noise_var(pick))
+                                                    * self.y_scale_)[:, None]
         return (means + noise).T

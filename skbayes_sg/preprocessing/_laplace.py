@@ -18,8 +18,8 @@ from ._blocks import block_covariance, block_fits
 from ._coupled import coupled_covariance
 from ._lowrank import lowrank_covariance
 
-__all__ = ["DENSE_MAX_PARAMS", "diagonal_curvature", "full_hessian", "laplace_at", "laplace_kind", "mode_shift",
-           "uses_dense", "whitened_curvature"]
+__all__ = ["DENSE_MAX_PARAMS", "dense_covariance", "diagonal_curvature", "full_hessian",
+           "laplace_at", "laplace_kind", "mode_shift", "uses_dense", "whitened_curvature"]
 
 DENSE_MAX_PARAMS = 500  # "auto" uses a dense preconditioner up to this many parameters ...
 DENSE_AUTO_MAX, DENSE_FLOPS = 1000, 2e10  # ... and up to 1000 when n_rows p^2 <= 2e10
@@ -143,7 +143,7 @@ def laplace_at(posterior, mode, kind="auto", hessian=None, hessian_rows=None, gr
 def _dense(posterior, mode, hessian, hessian_rows, gram):
     evals = 0 if hessian is not None else posterior.n_rows
     H = full_hessian(posterior, mode) if hessian is None else hessian
-    return Laplace(mode, np.linalg.inv(H), H, None if hessian is None else hessian_rows), evals
+    return Laplace(mode, dense_covariance(H), H, None if hessian is None else hessian_rows), evals
 
 
 def _diagonal(posterior, mode, hessian, hessian_rows, gram):
@@ -174,6 +174,23 @@ def _lowrank(posterior, mode, hessian, hessian_rows, gram, wide=False):
 _BUILDERS = {"dense": _dense, "diagonal": _diagonal, "block": _block, "kronecker": _kronecker,
              "lowrank": _lowrank,
              "wide": lambda *args: _lowrank(*args, wide=True)}
+
+
+def dense_covariance(H):
+    """``H^-1``; where that is singular or not positive definite -- a saddle the mode search
+    stopped at (one row, inferred noise), or rounding at a condition number past 1e16 (columns
+    1e50 apart) -- the inverse of ``|H|`` with its eigenvalues floored at ``1e-12`` of the
+    largest, in equilibrated coordinates (``H = D R D``, ``D = sqrt |diag H|``)."""
+    try:
+        cov = np.linalg.inv(H)
+        np.linalg.cholesky(0.5 * (cov + cov.T))  # what the preconditioner factors next
+        return cov
+    except np.linalg.LinAlgError:  # singular or not positive definite
+        pass
+    d = np.sqrt(np.maximum(np.abs(np.diag(H)), np.finfo(float).tiny))
+    w, V = np.linalg.eigh(H / np.outer(d, d))
+    w = np.maximum(np.abs(w), 1e-12 * np.abs(w).max())
+    return ((V / w) @ V.T) / np.outer(d, d)
 
 
 def _prior_whitening(posterior, diagonal):
