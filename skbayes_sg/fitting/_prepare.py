@@ -7,7 +7,7 @@ benchmarks read them.
 """
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import numpy as np
@@ -113,10 +113,13 @@ def prepare(posterior, settings, streams):
         sampler = auto_sampler(settings, sampler, posterior, curvature, strategy)
         context = _Context(settings, posterior, sampler, laplace, curvature, precond, streams,
                            clock)
-        strategy, estimator, tuning = choose_strategy(strategy, alternative, mode.anchor, context)
+        strategy, estimator, tuning, context = choose_strategy(strategy, alternative,
+                                                               mode.anchor, context)
         if exact_instead(settings, posterior, tuning, estimator):
             sampler, strategy = SAMPLERS["hmc"](), SUBSAMPLING["full"]()
-            _, estimator, tuning = _tuned(strategy, None, context._replace(sampler=sampler))
+            _, estimator, tuning, context = _tuned(strategy, None,
+                                                   context._replace(sampler=sampler))
+        laplace, precond = context.laplace, context.precond  # a surrogate's, where it has one
         theta0, evals = starts.result(laplace)
         clock.lap("starts", evals)
     info = {"preprocessing_grad_evals": int(sum(e for _, e in clock.phases.values())),
@@ -142,9 +145,9 @@ def _step_seconds(sampler, estimator, tuning, mode):
 
 
 def choose_strategy(strategy, alternative, anchor, context):
-    """``(strategy, estimator, tuning)``: ``strategy`` tuned, or ``alternative`` where it cannot
-    pay for its own preprocessing (``subsampling="auto"``, :func:`~._plan.try_alternative` and
-    :func:`~._plan.use_alternative`).
+    """``(strategy, estimator, tuning, context)``: ``strategy`` tuned, or ``alternative`` where
+    it cannot pay for its own preprocessing (``subsampling="auto"``,
+    :func:`~._plan.try_alternative` and :func:`~._plan.use_alternative`).
 
     ``strategy`` is ``preferential_cv``, ``alternative`` uniform control variates: the curvature
     weights cost a pass over the data and pay by lowering the minibatch noise, which lets the
@@ -152,22 +155,44 @@ def choose_strategy(strategy, alternative, anchor, context):
     """
     settings, posterior = context.settings, context.posterior
     if alternative is not None and try_alternative(settings, posterior):
-        data, estimator, tuning = _tuned(alternative, anchor, context, probe=True)
+        data, estimator, tuning, tuned = _tuned(alternative, anchor, context, probe=True)
         if use_alternative(settings, posterior, tuning, estimator):
-            return alternative, estimator, tuning
+            return alternative, estimator, tuning, tuned
         anchor = data.anchor if anchor is None else anchor
     return strategy, *_tuned(strategy, anchor, context)[1:]
 
 
 def _tuned(strategy, anchor, context, probe=False):
-    """``(data, estimator, tuning)`` of ``strategy``: its preprocessing, then :func:`tune`; the
-    phases ``strategy`` and ``tuning`` are lapped on the context's clock."""
+    """``(data, estimator, tuning, context)`` of ``strategy``: its preprocessing, then
+    :func:`tune`; the phases ``strategy`` and ``tuning`` are lapped on the context's clock.
+
+    A strategy that samples a surrogate posterior (``compressed``: the centroids) gets that
+    posterior's own mode, Laplace approximation and curvature (:func:`_surrogate`): its chains
+    are preconditioned, sized and started for the posterior they sample.
+    """
     c = context
     data = strategy.preprocess(c.posterior, c.laplace, rng=c.streams.child("strategy"),
                                anchor=anchor)
     c.clock.lap("strategy", data.n_grad_evals)
+    if data.posterior is not c.posterior:
+        c = _surrogate(c, data.posterior)
+        data = replace(data, laplace=c.laplace)
     estimator, tuning = tune(c.sampler, strategy, data, c.curvature, c.precond,
                              batch_size=c.settings.batch_size, step_size=c.settings.step_size,
                              streams=c.streams, config=c.settings.config, probe=probe)
     c.clock.lap("tuning", tuning.n_grad_evals)
-    return data, estimator, tuning
+    return data, estimator, tuning, c
+
+
+def _surrogate(context, surrogate):
+    """``context`` on the ``surrogate`` posterior: its mode (from a search of its own), its
+    Laplace approximation of the kind the fit's has, and its curvature (the phase
+    ``surrogate``)."""
+    c = context
+    mode = find_mode(surrogate, c.streams.child("surrogate mode"))
+    laplace, evals = laplace_at(surrogate, mode.theta, c.laplace.kind, mode.hessian,
+                                mode.hessian_rows, mode.gram)
+    precond = identity() if c.settings.preconditioner is None else from_laplace(laplace)
+    curvature = measure_curvature(surrogate, laplace, precond, c.streams.child("curvature"))
+    c.clock.lap("surrogate", mode.n_grad_evals + evals + curvature.n_grad_evals)
+    return c._replace(laplace=laplace, precond=precond, curvature=curvature)
