@@ -118,8 +118,8 @@ class LogisticModel(Likelihood):
         """``logsumexp`` over axis 1 of class-major logits ``(C, K, b)`` -> ``(C, b)``; leaves
         ``z`` holding ``e^{z - max}`` (the unnormalised softmax) and returns the sums too.
 
-        Two and a half times faster than ``scipy.special.logsumexp`` (its checks and copies
-        dominated the softmax mode search); a non-finite maximum is replaced by 0 as scipy does.
+        Faster than ``scipy.special.logsumexp``, whose checks and copies would dominate the
+        softmax mode search; a non-finite maximum is replaced by 0 as scipy does.
         """
         top = z.max(axis=1, keepdims=True)
         top[~np.isfinite(top)] = 0.0
@@ -258,7 +258,7 @@ class LogisticModel(Likelihood):
         return np.float32 if fused else None
 
     def _fused_tz(self, theta1, X, y):
-        """``(t_i z_i, t_i)`` in ``X``'s precision (mixed-precision products cost 8x)."""
+        """``(t_i z_i, t_i)`` in ``X``'s precision (mixed-precision products are much slower)."""
         nw = self._nw
         tz = native_predictor(X, theta1[:nw], theta1[nw] if self.fit_intercept else 0.0)
         t = np.asarray(y).astype(X.dtype, copy=False)
