@@ -1,11 +1,15 @@
-"""Shared benchmark helpers: data loading, machine description, JSON/Markdown output."""
+"""Shared benchmark helpers: data loading, machine description, fits, JSON/Markdown output."""
 
 import argparse
+import importlib
 import json
 import os
 import platform
+import resource
 import shlex
 import sys
+import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -13,8 +17,9 @@ from sklearn.exceptions import ConvergenceWarning
 
 from skbayes_sg.utils import ApproximationWarning
 
-__all__ = ["LIBRARY_WARNINGS", "cli", "data_dir", "header", "load_npz", "machine", "mean_sd",
-           "save_plot", "write_json", "write_markdown"]
+__all__ = ["LIBRARY_WARNINGS", "cli", "data_dir", "header", "jax_versions", "load_npz",
+           "machine", "mean_sd", "peak_rss_mib", "quiet_fit", "save_plot", "write_json",
+           "write_markdown"]
 
 # what counts as "the library warned" in the accuracy tables
 LIBRARY_WARNINGS = (ConvergenceWarning, ApproximationWarning)
@@ -54,6 +59,38 @@ def machine():
         "cpus": os.cpu_count(),
         "processor": platform.processor() or platform.platform(),
     }
+
+
+def quiet_fit(est, X, y):
+    """``(est, wall seconds)`` of ``est.fit(X, y)`` with warnings silenced.
+
+    Benchmarks run short or deliberately mistuned chains whose convergence warnings are expected;
+    the tables report the diagnostics themselves.
+    """
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X, y)
+    return est, time.perf_counter() - t0
+
+
+def peak_rss_mib():
+    """Peak resident memory of this process so far, in MiB (``ru_maxrss`` is KiB on Linux)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def jax_versions(modules, missing):
+    """Versions of jax and ``modules`` (float64 enabled), or None when one cannot be imported.
+
+    ``missing`` is the message printed then, with ``{exc}`` standing for the import error.
+    """
+    try:
+        mods = {name: importlib.import_module(name) for name in ("jax", *modules)}
+    except ImportError as exc:
+        print(missing.format(exc=exc), flush=True)
+        return None
+    mods["jax"].config.update("jax_enable_x64", True)
+    return {name: mod.__version__ for name, mod in mods.items()}
 
 
 def write_json(path, payload):

@@ -10,20 +10,13 @@ import time
 
 import numpy as np
 
+from _common import jax_versions
+
 
 def available():
     """Versions of jax / numpyro / blackjax, or None (with a printed message) when missing."""
-    try:
-        import blackjax
-        import jax
-        import numpyro
-    except ImportError as exc:
-        print(f"[peers] jax/numpyro/blackjax not importable ({exc}); peers skipped, "
-              "reference = long skbayes_sg hmc+full run", flush=True)
-        return None
-    jax.config.update("jax_enable_x64", True)
-    return {"jax": jax.__version__, "numpyro": numpyro.__version__,
-            "blackjax": blackjax.__version__}
+    return jax_versions(("numpyro", "blackjax"), "[peers] jax/numpyro/blackjax not importable "
+                        "({exc}); peers skipped, reference = long skbayes_sg hmc+full run")
 
 
 def nuts_reference(X, y, prior_scale, *, chains, warmup, draws, seed=0):

@@ -33,6 +33,8 @@ class GaussianMean:
     is_glm = False
     exact_hessian = True
     random_init = False
+    multimodal = False
+    softmax = False
     is_regression = True
     fit_intercept = False
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from _calib_problems import make_estimator, potential, prior, quantities, targets, to_named
+from _common import jax_versions
 from skbayes_sg.diagnostics import effective_sample_size, split_rhat
 
 __all__ = ["Reference", "check_potential", "get_reference", "nuts_available"]
@@ -39,15 +40,9 @@ class Reference:
 
 def nuts_available():
     """numpyro version, or None (with a message) when jax / numpyro cannot be imported."""
-    try:
-        import jax
-        import numpyro
-    except ImportError as exc:
-        print(f"[references] jax/numpyro not importable ({exc}): NUTS references skipped "
-              "(pip install 'skbayes_sg[bench]')", flush=True)
-        return None
-    jax.config.update("jax_enable_x64", True)
-    return numpyro.__version__
+    versions = jax_versions(("numpyro",), "[references] jax/numpyro not importable ({exc}): NUTS "
+                            "references skipped (pip install 'skbayes_sg[bench]')")
+    return versions and versions["numpyro"]
 
 
 def _library_fit(problem):

@@ -32,7 +32,6 @@ smoke run).
 
 import json
 import os
-import resource
 import subprocess
 import sys
 import threading
@@ -44,7 +43,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import cli, header, write_json, write_markdown  # noqa: E402
+from _common import cli, header, peak_rss_mib, write_json, write_markdown  # noqa: E402
 
 D, SEED = 20, 0
 W = np.linspace(-1.0, 1.0, D).astype(np.float32)
@@ -139,7 +138,7 @@ def slice_child(work_dir, sizes, rows):
         got += m
         if got == rows:
             break
-    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    base = peak_rss_mib()
     t = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -149,7 +148,7 @@ def slice_child(work_dir, sizes, rows):
                       "preprocessing_seconds": d["preprocessing_seconds"],
                       "sampling_seconds": d["sampling_seconds"], "data_passes": d["data_passes"],
                       "X_mib": X.nbytes / 2**20,
-                      "fit_extra_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+                      "fit_extra_mib": peak_rss_mib()
                       - base}))
 
 
@@ -225,7 +224,7 @@ def run(args, rows, chunk, sizes, slice_rows):
         "subsampling": d.get("subsampling"),
         "rhat_max": float(np.max(d["rhat"])), "ess_min": float(np.min(d["ess"])),
         "client_traced_peak_mib": traced / 2**20,
-        "client_peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "client_peak_rss_mib": peak_rss_mib(),
         "worker_peak_rss_mib": workers, "accuracy_vs_laplace": acc,
         "warnings": sorted({str(w.message)[:160] for w in caught}),
         "in_memory_slice": mem,

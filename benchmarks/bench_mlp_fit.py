@@ -29,7 +29,8 @@ import numpy as np
 from sklearn.metrics import log_loss
 from sklearn.neural_network import MLPClassifier
 
-from _common import cli, header, load_npz, write_json, write_markdown
+from _common import cli, header, write_json, write_markdown
+from _data import mnist_pixels
 
 from skbayes_sg import BayesianMLPClassifier
 
@@ -40,15 +41,8 @@ QUICK = {"rows": 2_000, "test": 200,
 
 
 def mnist(size, data_dir):
-    data = load_npz("mnist", data_dir)
-    if data is None:
-        rng = np.random.default_rng(0)
-        n = size["rows"] + size["test"]
-        X, y = rng.random((n, 784), dtype=np.float32), rng.integers(0, 10, n)
-        return X[:size["rows"]], y[:size["rows"]], X[size["rows"]:], y[size["rows"]:], "noise"
-    X = (data["X_train"][:size["rows"]].reshape(-1, 784) / 255.0).astype(np.float32)
-    Xt = (data["X_test"][:size["test"]].reshape(-1, 784) / 255.0).astype(np.float32)
-    return X, data["y_train"][:size["rows"]], Xt, data["y_test"][:size["test"]], "mnist"
+    X, y, Xt, yt, found = mnist_pixels(size["rows"], size["test"], data_dir, np.float32)
+    return X, y, Xt, yt, "mnist" if found else "noise"
 
 
 def ours(size, X, y, Xt, yt):

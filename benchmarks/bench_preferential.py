@@ -25,11 +25,11 @@ Full run: ``--data-dir /work/shared/datasets --json benchmarks/results/bench_pre
 
 import math
 import time
-import warnings
 from types import SimpleNamespace
 
 import numpy as np
-from _common import cli, header, machine, mean_sd, save_plot, write_json, write_markdown
+from _common import (cli, header, machine, mean_sd, quiet_fit, save_plot, write_json,
+                     write_markdown)
 from _data import load
 from _prefsub import fig1
 
@@ -52,14 +52,6 @@ def make_estimator(ctx, strategy, n_steps, seed):
                n_warmup=half, n_draws=half, n_chains=1, n_jobs=1, random_state=seed)
 
 
-def fit(est, X, y):
-    t0 = time.perf_counter()
-    with warnings.catch_warnings():  # short SGLD runs warn about ESS/R-hat
-        warnings.simplefilter("ignore")
-        est.fit(X, y)
-    return est, time.perf_counter() - t0
-
-
 def ksd(est, X, y):
     """KSD of KSD_DRAWS equally spaced kept draws with the exact full-data score ``-∇U``."""
     y_enc = np.where(y == est.classes_[1], 1.0, -1.0) if hasattr(est, "classes_") else y
@@ -71,12 +63,12 @@ def ksd(est, X, y):
 
 def pilot(ctx, strategy):
     """(evals per SGLD step, the step size fit chose) from a 4-step fit, seed 0."""
-    d = fit(make_estimator(ctx, strategy, 4, 0), ctx.X, ctx.y)[0].diagnostics_
+    d = quiet_fit(make_estimator(ctx, strategy, 4, 0), ctx.X, ctx.y)[0].diagnostics_
     return d["sampling_grad_evals"] / 4.0, float(np.ravel(d["step_size"])[0])
 
 
 def run_one(ctx, strategy, n_steps, seed):
-    est, seconds = fit(make_estimator(ctx, strategy, n_steps, seed), ctx.X, ctx.y)
+    est, seconds = quiet_fit(make_estimator(ctx, strategy, n_steps, seed), ctx.X, ctx.y)
     d, N = est.diagnostics_, ctx.X.shape[0]
     return {"ksd": ksd(est, ctx.X, ctx.y), "steps": int(est.n_warmup + est.n_draws),
             "sampling_passes": d["sampling_grad_evals"] / N,

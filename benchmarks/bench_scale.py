@@ -34,139 +34,27 @@ step- and batch-size rules, no data); the rest of the preprocessing is ``other``
 """
 
 import json
-import os
-import resource
 import subprocess
 import sys
 import time
 
-import numpy as np
+from _common import cli, header, machine, save_plot, write_json, write_markdown
+from _scale_child import PHASES, RADIUS, child
+from _synthetic import CLUSTER_SD, D, K_CLUSTERS, N_TEST
 
-D, K_CLUSTERS, CLUSTER_SD, N_TEST, RADIUS = 50, 100, 0.02, 20_000, 0.05
 CASES = [("default", "gaussian"), ("sklearn", "gaussian"), ("uniform", "gaussian"),
          ("stratified", "gaussian"), ("control_variates", "gaussian"),
          ("preferential_cv", "gaussian"), ("cv_shared", "gaussian"), ("compressed", "clustered"),
          ("compressed", "gaussian")]
-PHASES = ("mode", "laplace", "curvature", "strategy", "tuning", "starts")
 # the issue-16 targets' rows (default and sklearn from 10^6 rows) run this many times, each in a
 # fresh process, and show the run of median fit time: single runs here move by about 10%
 TARGET_REPEATS, TARGET_CASES = 3, ("default", "sklearn")
-
-
-def truth(seed=0):
-    """Generating coefficients (w, b): ||w|| = 3 so the classes are well but not fully separated."""
-    rng = np.random.default_rng([seed, 999])
-    w = rng.normal(size=D)
-    return (3.0 * w / np.linalg.norm(w)).astype(np.float32), np.float32(0.5)
-
-
-def make_data(n, design, seed, chunk=500_000):
-    """Float32 X (n, D) and int8 y, generated chunk by chunk (no float64 temporaries of size n)."""
-    w, b = truth()
-    centres = np.random.default_rng([7, 0]).normal(size=(K_CLUSTERS, D)).astype(np.float32)
-    X, y = np.empty((n, D), dtype=np.float32), np.empty(n, dtype=np.int8)
-    for k, start in enumerate(range(0, n, chunk)):
-        rng = np.random.default_rng([seed, k])
-        m = min(chunk, n - start)
-        Z = rng.standard_normal((m, D), dtype=np.float32)
-        if design == "clustered":
-            Z *= CLUSTER_SD
-            Z += centres[rng.integers(0, K_CLUSTERS, size=m)]
-        X[start:start + m] = Z
-        p = 1.0 / (1.0 + np.exp(-(Z @ w + b)))
-        y[start:start + m] = rng.random(m, dtype=np.float32) < p
-    return X, y
-
-
-def rss_mib():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: KiB
-
-
-def pass_seconds(X, repeats=5):
-    """Best time of one pass over ``X`` (``X.sum()``): the memory-bandwidth floor of a pass."""
-    best = np.inf
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        X.sum()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def label(row):
     """The case's name, and the strategy ``subsampling="auto"`` ran for ``default``."""
     ran = row.get("subsampling_run")
     return f"{row['strategy']} ({ran})" if row["strategy"] == "default" and ran else row["strategy"]
-
-
-def phases(diagnostics):
-    """Seconds and passes per preprocessing phase, from the fit's own record
-    (``diagnostics_["phases"]``)."""
-    ph = diagnostics["phases"]
-    return {k: [ph[k]["seconds"], ph[k]["data_passes"]] for k in PHASES}
-
-
-def fit_sklearn(X, y):
-    """scikit-learn's ``LogisticRegression()`` (defaults) on the same rows, for reference."""
-    from sklearn.linear_model import LogisticRegression
-
-    t0 = time.perf_counter()
-    est = LogisticRegression().fit(X, y)
-    return est, time.perf_counter() - t0
-
-
-def child(spec):
-    """Generate the data, fit one estimator, print one JSON line of measurements."""
-    from threadpoolctl import threadpool_limits
-    from skbayes_sg import BayesianLogisticRegression
-    from skbayes_sg.subsampling import Compressed, ControlVariates
-
-    n, strategy, design = spec["n"], spec["strategy"], spec["design"]
-    t0 = time.perf_counter()
-    X, y = make_data(n, design, seed=1)
-    Xt, yt = make_data(N_TEST, design, seed=2)
-    gen_s, base = time.perf_counter() - t0, rss_mib()
-    with threadpool_limits(1):
-        pass_s = pass_seconds(X)
-    w, b = truth()
-    out = {"data_seconds": gen_s, "x_mib": X.nbytes / 2**20, "baseline_rss_mib": base,
-           "pass_seconds": pass_s, "bandwidth_gbs": X.nbytes / pass_s / 1e9,
-           "load_before": os.getloadavg()[0],
-           "bayes_accuracy": float(np.mean((Xt @ w + b > 0) == yt)),
-           "dtype_after_validate": str(np.asarray(X).dtype)}
-    if strategy == "sklearn":
-        with threadpool_limits(1):
-            est, fit_s = fit_sklearn(X, y)
-        coef = est.coef_.ravel()
-        out.update(fit_seconds=fit_s, peak_rss_mib=rss_mib(), n_iter=int(est.n_iter_[0]))
-    else:
-        sub = {("compressed", "clustered"): Compressed(radius=RADIUS),
-               ("cv_shared", "gaussian"): ControlVariates(shared_minibatch=True),
-               ("default", "gaussian"): None}.get((strategy, design), strategy)
-        kw = {} if sub is None else {"subsampling": sub}
-        est = BayesianLogisticRegression(n_jobs=1, random_state=0, **kw, **spec["fit"])
-        t0 = time.perf_counter()
-        with threadpool_limits(1):
-            est.fit(X, y)
-        fit_s, d = time.perf_counter() - t0, est.diagnostics_
-        prep_passes = est.preprocessing_["preprocessing_grad_evals"] / n
-        coef = est.coef_.ravel()
-        out.update({
-            "fit_seconds": fit_s, "peak_rss_mib": rss_mib(),
-            "preprocessing_seconds": d["preprocessing_seconds"],
-            "sampling_seconds": d["sampling_seconds"], "data_passes": d["data_passes"],
-            "preprocessing_passes": prep_passes, "batch_size": d["batch_size"],
-            "subsampling_run": d.get("subsampling"),
-            "n_grad_evals": d["n_grad_evals"],
-            "floor_seconds": d["data_passes"] * pass_s,
-            "phases": phases(d),
-            "intercept": float(np.ravel(est.intercept_)[0]),
-            "max_rhat": float(np.nanmax(d["rhat"])), "min_ess": float(np.nanmin(d["ess"])),
-            "compression_ratio": est.preprocessing_.get("compression_ratio"),
-            "compression_radius": est.preprocessing_.get("compression_radius")})
-    out.update(fit_extra_mib=out["peak_rss_mib"] - base, accuracy=float(est.score(Xt, yt)),
-               coef_rel_error=float(np.linalg.norm(coef - w) / np.linalg.norm(w)),
-               load_after=os.getloadavg()[0])
-    print("RESULT " + json.dumps(out, default=float), flush=True)
 
 
 def run_one(spec, timeout):
@@ -207,7 +95,6 @@ def fmt(r, key, f=".3g"):
 
 
 def markdown(rows, args, sizes, timeouts, fit):
-    from _common import header
     note = (f"Designs: {D} float32 features; `gaussian` x ~ N(0, I); `clustered` = {K_CLUSTERS} "
             f"clusters (sd {CLUSTER_SD}) for `compressed` with radius {RADIUS}; `compressed` on "
             "`gaussian` uses the default target_ratio=0.1. Labels from a logistic model with "
@@ -299,7 +186,6 @@ def plot(rows):
 
 
 def main():
-    from _common import cli, machine, save_plot, write_json, write_markdown
     args = cli(__doc__, timeout_scale={"type": float, "default": 1.0,
                                        "help": "multiply the per-fit timeouts"})
     if args.quick:

@@ -29,7 +29,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from _common import LIBRARY_WARNINGS, cli, header, write_json, write_markdown
-from bench_scale import make_data
+from _synthetic import make_data
 from skbayes_sg import BayesianLinearRegression, BayesianLogisticRegression
 from skbayes_sg.subsampling import ControlVariates, PreferentialCV, Uniform
 

@@ -22,7 +22,6 @@ most frequent buckets (data-dominated) and over all buckets.
     python benchmarks/bench_sparse.py [--quick] [--json PATH] [--markdown PATH]
 """
 
-import resource
 import time
 
 import numpy as np
@@ -30,7 +29,7 @@ import scipy.sparse as sp
 from sklearn.metrics import accuracy_score, log_loss
 from sklearn.preprocessing import normalize
 
-from _common import cli, header, machine, write_json, write_markdown
+from _common import cli, header, machine, peak_rss_mib, write_json, write_markdown
 from skbayes_sg import BayesianLogisticRegression
 
 VOCAB, ZIPF, N_INFORMATIVE, LOGIT_SD = 200_000, 1.1, 2_000, 3.0
@@ -61,10 +60,6 @@ def make_text(n, d, seed=0, chunk=100_000):
     z *= LOGIT_SD / z.std()
     y = (rng.random(n) < 1.0 / (1.0 + np.exp(-(z + 0.5)))).astype(int)
     return X, y, np.bincount(X.indices, minlength=d)
-
-
-def _peak_mb():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _fit(X, y, **kwargs):
@@ -100,11 +95,11 @@ def _errors(clf, ref, top):
 def run(cfg):
     t0 = time.perf_counter()
     X, y, counts = make_text(cfg["n"], cfg["d"])
-    gen_seconds, base_mb = time.perf_counter() - t0, _peak_mb()
+    gen_seconds, base_mb = time.perf_counter() - t0, peak_rss_mib()
     n_train = int(0.8 * cfg["n"])
     Xtr, ytr, Xte, yte = X[:n_train], y[:n_train], X[n_train:], y[n_train:]
     clf, seconds = _fit(Xtr, ytr, n_draws=cfg["n_draws"], n_warmup=cfg["n_warmup"])
-    fit_mb = _peak_mb()
+    fit_mb = peak_rss_mib()
     diag = clf.diagnostics_
     ref, ref_seconds = _fit(Xtr, ytr, n_draws=cfg["n_draws"], n_warmup=cfg["n_warmup"],
                             thin=cfg["thin_ref"], batch_size=int(diag["batch_size"]),

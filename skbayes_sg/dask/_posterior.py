@@ -47,8 +47,8 @@ class DaskPosterior(Posterior):
     """
 
     address: str = None
-    # a 65,536-row gather from 10^8 disk-backed rows took 13 s more than the Hessian riding on
-    # a map-reduce pass (bench_dask: mode 45.5 s with it, 31.9 s without)
+    # a subsample gathered from disk-backed rows costs more than the Hessian riding on a
+    # map-reduce pass the mode search makes anyway
     cheap_subsets = False
 
     def __post_init__(self):

@@ -49,7 +49,8 @@ class BayesianLinearRegression(RegressorMixin, _BaseSGMCMC):
         weighted by ``sample_weight`` as frequencies, so an integer weight is the same fit as
         repeating the row and a row of weight zero the same as removing it), like
         :class:`~sklearn.gaussian_process.GaussianProcessRegressor`: the prior then means the same
-        for any scale of y (unscaled diabetes targets gave R^2 0.12 instead of 0.36 without it).
+        for any scale of y (without it, a prior fixed in y's units shrinks targets of a large
+        scale too hard).
         Everything the estimator returns -- ``coef_``, ``intercept_``, ``noise_std_``,
         ``sample_posterior``, ``predict(return_std=True)``, ``sample_y``, ``summary`` -- is in
         y's units; ``draws_`` and ``mode_`` stay in the fitted (normalized) coordinates, and a
@@ -77,7 +78,7 @@ class BayesianLinearRegression(RegressorMixin, _BaseSGMCMC):
     ``mu = Sigma X1'y / sigma^2``; the test-suite checks the sampler's draws against it.  The
     default (``subsampling="auto"``: ``preferential_cv``, control variates at the mode with rows
     drawn in proportion to their gradient-difference bound, below 600,000 rows) passes that check
-    on diabetes, cadata and casp, where plain
+    on real data sets (``benchmarks/results/exact_posterior.md``), where plain
     ``control_variates`` has to take small steps because a heavy-tailed feature carries most of its
     noise.  ``predict(X, return_std=True)`` is the posterior-predictive sd (parameter uncertainty
     plus noise, like ``BayesianRidge``); unlike ``BayesianRidge`` the draws also give the

@@ -18,8 +18,8 @@ class FitConfig:
     ----------
     pilot_positions : int
         Laplace draws at which the gradient-noise pilot measures: the control-variate noise
-        grows like ``||theta - mode||^2``, so its mean needs many positions (4 gave a 6x spread
-        of the automatic step).
+        grows like ``||theta - mode||^2``, so its mean needs many positions (with a handful the
+        automatic step varies several-fold between seeds).
     pilot_estimates : int
         Gradient estimates per pilot position.
     subtract_estimates : int

@@ -24,8 +24,8 @@ it halves per doubling for chains that mix, falls faster while a warm-up transie
 stalls for chains held in different modes) to the doublings R-hat still needs, at the observed
 rate or at the halving, whichever is faster (so R-hat's noise near 1.01 never stops a run that
 mixes); when even that exceeds the doublings left by more than one, ``fit`` stops and warns with
-the projection instead of spending the rest of the budget to warn anyway (a 784-100-10 network
-on mnist: R-hat 1.99 after the first run, 75 s with the whole budget).  The first doubling
+the projection instead of spending the rest of the budget to warn anyway (a network whose
+chains sit in different modes would otherwise run all its doublings).  The first doubling
 always runs: one judgement cannot tell a transient from a stall.
 """
 

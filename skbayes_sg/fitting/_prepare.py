@@ -92,7 +92,7 @@ def prepare(posterior, settings, streams):
 
     BLAS runs on one thread: the work is a long series of small products over row chunks, which
     gain little from a second thread, and with the other core busy (joblib chains, another job)
-    a two-thread product on a row chunk can be a hundred times slower.
+    a two-thread product on a row chunk can be far slower.
     """
     sampler, strategy, alternative = candidates(settings)
     clock = _Clock()

@@ -5,9 +5,8 @@ For a multimodal model (``model.multimodal``: the MLP) chains ``1..`` start arou
 Adam optima instead, so they begin in different modes and R-hat can see whether they agree.
 Those runs need only the data, not the mode, so :class:`ChainStarts` begins them as soon as it
 is made, in a worker thread when BLAS may use two or more threads: they then overlap the mode
-search and the tuning (a 784-100-10 network on mnist: two Adam runs of ~3.5 s each, one after
-the other before).  The result does not depend on the thread: each run has its own generator,
-spawned from the ``init`` stream.
+search and the tuning instead of following them.  The result does not depend on the thread: each
+run has its own generator, spawned from the ``init`` stream.
 """
 
 from concurrent.futures import ThreadPoolExecutor

@@ -13,8 +13,8 @@ __all__ = ["as_compute", "as_float64", "class_predictor", "class_response_grad",
 def as_float64(X):
     """``X`` as float64 (no copy when it already is).
 
-    Products of float64 parameters with a float32 ``X`` take numpy's mixed-type path, about 10x
-    slower than casting first (0.63 ms vs 0.12 ms for ``W @ X.T`` on an 8192 x 50 chunk).
+    Products of float64 parameters with a float32 ``X`` take numpy's mixed-type path, which is
+    much slower than casting first.
     """
     return X if X.dtype == np.float64 else X.astype(np.float64)
 

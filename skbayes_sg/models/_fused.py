@@ -3,24 +3,22 @@
 The mode search and the Laplace approximation take whole passes over the data, so their cost is
 the number of passes times the time to stream ``X`` (memory bandwidth) plus, for the Hessian, the
 ``n d^2`` products of the chunk's Gram matrix.  Here a chunk of rows is read once for all three
-terms, in ``X``'s own precision: a float32 ``X`` is never cast (casting a chunk to float64 cost
-more than the products: a 10^6 x 50 float32 Hessian pass took 0.24 s cast, 0.10 s in float32,
-in one run on a lightly loaded machine).
+terms, in ``X``'s own precision: a float32 ``X`` is never cast (casting a chunk to float64 costs
+more than the products: it writes twice the bytes the pass reads).
 
 Precision with float32 ``X``.  Rounding the weights to float32 moves every ``z_i`` by
 ``x_i . dw`` (``dw`` about ``1e-7 |w|``): a gradient error ``X'X dw`` that grows like ``N`` -- in
-posterior-sd units ``dw' H dw``, a few ``1e-10 p`` at 10^7 rows, above Newton's tolerance
-``1e-10 p`` -- whereas the float32 rounding of the products is random across rows and grows like
-``sqrt(N)``.  Two ways out:
+posterior-sd units ``dw' H dw``, which on large data exceeds Newton's tolerance ``1e-10 p`` --
+whereas the float32 rounding of the products is random across rows and grows like ``sqrt(N)``.
+Two ways out:
 
 * :func:`fused_predictor` (linear regression, whose residuals ``y - z`` need float64 for targets
   with a large offset): ``X @ [hi, lo]`` with ``hi`` the float32 rounding of the weights and
   ``lo`` its remainder, summed in float64.
 * :func:`native_predictor` (binary logistic): the predictor of the position rounded to float32,
-  which is then exact but for the random rounding, and the per-row terms in float32 too -- a
-  10^6 x 50 gradient pass with values 40 -> 31 ms (10^7: 0.39 -> 0.31 s; 4096-row chunks, best
-  of 3 in one process).  The model says so (``evaluation_dtype``) and the mode search iterates on
-  float32 points.
+  which is then exact but for the random rounding, and the per-row terms in float32 too, which
+  shortens the pass further.  The model says so (``evaluation_dtype``) and the mode search iterates
+  on float32 points.
 
 The chunk sums accumulate in float64.
 """

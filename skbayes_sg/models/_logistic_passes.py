@@ -20,7 +20,7 @@ class FusedBinaryPasses:
         return np.float32 if fused else None
 
     def _fused_tz(self, theta1, X, y):
-        """``(t_i z_i, t_i)`` in ``X``'s precision (mixed-precision products cost 8x)."""
+        """``(t_i z_i, t_i)`` in ``X``'s precision (mixed-precision products are much slower)."""
         nw = self._nw
         tz = native_predictor(X, theta1[:nw], theta1[nw] if self.fit_intercept else 0.0)
         t = np.asarray(y).astype(X.dtype, copy=False)

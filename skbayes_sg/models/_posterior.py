@@ -172,7 +172,7 @@ class Posterior:
         scale = self.n_data / (idx.size if w is None else w.sum())
         w = np.full(idx.size, scale) if w is None else w * scale
         X = self.X.take(idx, axis=0) if isinstance(self.X, np.ndarray) else self.X[idx]
-        return replace(self, X=X, y=np.asarray(self.y).take(idx), weight=w)  # take: ~2x faster
+        return replace(self, X=X, y=np.asarray(self.y).take(idx), weight=w)  # take: faster
 
 
 @dataclass(frozen=True, eq=False)

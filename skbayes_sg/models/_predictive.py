@@ -9,7 +9,7 @@ reduction over the draws, so no ``S x n`` array is formed and the extra memory d
 is far below the Monte-Carlo error of an average over ``S`` draws (1/sqrt(S) of the posterior
 spread), and float32 halves the memory traffic and doubles the SIMD width.  The GLM products
 are small (``S x (d + 1)`` by ``(d + 1) x m``): BLAS threads gain little on them and, on a busy
-machine, their spin-waiting made ``predict_proba`` 10-50x slower.  So BLAS runs on one thread,
+machine, their spin-waiting can make ``predict_proba`` far slower.  So BLAS runs on one thread,
 and the rows are split into one contiguous block per thread BLAS was allowed (its own limit, so
 ``threadpool_limits`` and joblib's worker limits hold), each block in a Python thread (numpy
 releases the GIL in these loops).  The MLP's products are large and keep BLAS's threads.

@@ -17,8 +17,8 @@ def log_normaliser(z):
     """``logsumexp`` over axis 1 of class-major logits ``(C, K, b)`` -> ``(C, b)``; leaves
     ``z`` holding ``e^{z - max}`` (the unnormalised softmax) and returns the sums too.
 
-    Two and a half times faster than ``scipy.special.logsumexp`` (its checks and copies
-    dominated the softmax mode search); a non-finite maximum is replaced by 0 as scipy does.
+    Faster than ``scipy.special.logsumexp``, whose checks and copies would dominate the
+    softmax mode search; a non-finite maximum is replaced by 0 as scipy does.
     """
     top = z.max(axis=1, keepdims=True)
     top[~np.isfinite(top)] = 0.0

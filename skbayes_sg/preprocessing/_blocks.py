@@ -1,11 +1,10 @@
 """The class-block Laplace covariance of a softmax posterior (:class:`~skbayes_sg.models.
 BlockCovariance`): one pass for the ``K`` diagonal Hessian blocks, then ``O(K d^3)``.
 
-On the issue-14 structure cases the Kronecker factorisation left the whitened curvature in
-``[0.48, 4.9]`` (100 classes x 100 features) and ``[0.22, 3.2]`` (10 x 1,000); the class blocks
-give ``[0.77, 1.19]`` and ``[0.64, 1.49]`` (extreme eigenvalues of ``L^T H L`` by Lanczos on
-exact Hessian-vector products, 20,000 rows).  The step-size rule is set by the largest, the
-mixing of the slowest direction by the smallest.
+The class blocks keep each class's own weighting of the rows, which the Kronecker
+factorisation averages over the classes, so they leave a narrower range of whitened curvatures
+(the extreme eigenvalues of ``L^T H L``).  The step-size rule is set by the largest, the mixing
+of the slowest direction by the smallest.
 """
 
 import numpy as np
@@ -19,8 +18,7 @@ __all__ = ["BLOCK_FLOPS", "BLOCK_FLOATS", "block_covariance", "block_fits"]
 
 BLOCK_FLOPS = 2e11  # the pass builds K Gram matrices: n K d^2 multiply-adds at most ...
 # ... and K (d + 1)^2 floats per factor at most (32 MB): every step streams the two factors three
-# times for a few chains, so above that the preconditioner, not the gradient, is the cost (10
-# classes x 1,000 features, 80 MB factors: a 4-chain step took 88 ms, 67 of them in its products)
+# times for a few chains, so above that the preconditioner, not the gradient, is the cost
 BLOCK_FLOATS = 4e6
 
 

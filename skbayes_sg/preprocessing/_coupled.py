@@ -2,17 +2,16 @@
 CoupledInterceptCovariance`): one pass for ``H_bb`` and the coupling ``C``, then the weights'
 regression on the intercepts by conjugate gradients.
 
-K-FAC alone gets the intercepts wrong: on 10 classes x 1,000 Gaussian features (20,000 rows) the
-whitened Hessian ``L^T H L`` had 9 eigenvalues near 3.1 and 9 near 0.3, all intercept-heavy, around
-a bulk in [0.41, 1.97] (Lanczos on exact Hessian products): the first set the step, the second
-were the slowest quantities of the chains (centred intercepts, half the bulk ESS of the weights).
-A Rayleigh-Ritz correction along the intercept contrasts, from exact Hessian products, only
-rescaled the narrow ones.  With the intercept rows exact the same spectrum is [0.41, 2.02] plus
-one eigenvalue at 0.22, and the centred intercepts mix twice as fast per step.
+K-FAC alone gets the intercepts wrong: it leaves ``K - 1`` intercept-heavy eigenvalues of the
+whitened Hessian ``L^T H L`` well above its bulk and ``K - 1`` well below it: the first set the
+step, the second are the slowest quantities of the chains (the centred intercepts).  A
+Rayleigh-Ritz correction along the intercept contrasts, from exact Hessian products, only
+rescales the narrow ones.  With the intercept rows exact the spectrum is the bulk plus one
+eigenvalue a little below it, and the centred intercepts mix faster per step.
 
 The weights are factored in centred coordinates (``b' = b + E W x_bar``, so the Kronecker factor
-sees the centred Gram matrix): on mnist's uncentred pixels the uncentred factor left a whitened
-curvature of 26 where the K-FAC with the intercept column had 7.7; centred, it is 7.6.  The Schur
+sees the centred Gram matrix): on uncentred features (pixels) an uncentred factor leaves a whitened
+curvature several times that of K-FAC with the intercept column; centred, the two agree.  The Schur
 complement must not be formed from the K-FAC weight block: where K-FAC underestimates ``H_ww``
 (whitened spectrum up to 1.7-2), ``H_bb - C^T K_w^{-1} C`` is indefinite.  With ``M`` the
 weights' regression on the intercepts, ``S = [-M^T, I] H [-M; I]`` is positive definite for any
@@ -34,10 +33,10 @@ from ._kronecker import (feature_factor, feature_gram, kronecker_covariance, kro
 
 __all__ = ["COUPLING_FLOPS", "coupled_covariance"]
 
-COUPLING_FLOPS = 4e10  # n K^2 d multiply-adds for C (about 2 s on one core) ...
+COUPLING_FLOPS = 4e10  # n K^2 d multiply-adds for C on all the rows at most ...
 _MIN_ROWS = 4096  # ... beyond it, a subsample of at least this many rows
-# the weights' regression on the intercepts: on mnist (10 x 784) 5 iterations left the whitened
-# extremes where 20 did (7.6 and 0.01), on the synthetic problems 4 reach the tolerance
+# the weights' regression on the intercepts: preconditioned by K_w, a few iterations leave the
+# whitened extremes where many more would
 _CG_TOL, _CG_MAX_ITER = 1e-2, 5
 
 
@@ -160,7 +159,7 @@ def coupled_covariance(posterior, mode, gram=None):
     X, R, n = _regression(products, C, weights)
     # exactly, M 1 = 0 (the intercepts' class mean is the prior's alone and moves no weight); each
     # row's iterations stop on their own, and their sum, scaled by that direction's prior sd of
-    # 10, had left a whitened curvature of 15.6 along it on mnist
+    # 10, would leave a large whitened curvature along it
     X -= X.mean(axis=0)
     # S = [-M^T, I] H' [-M; I] (the exact Schur complement when R = 0, positive definite for any M)
     S = H_bb - C @ X.T - X @ R.T

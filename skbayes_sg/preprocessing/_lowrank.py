@@ -28,8 +28,8 @@ def hessian_rows(posterior, mode):
     def hvp(V, X, y, w):
         return model.hessian_vector(mode, X, y, V, w)
 
-    # a chunk's temporaries hold the l x K directional linear predictors of every row (100
-    # softmax classes, 198 directions on 5,000 rows: 2.5 GB peak when sized by l alone, 0.36 GB)
+    # a chunk's temporaries hold the l x K directional linear predictors of every row, so the
+    # chunk is sized by l K, not by l alone (which would let a softmax's temporaries grow K-fold)
     per_row = model.linear_predictors
     return lambda V: posterior.row_sum(hvp, V, width=V.shape[0] * per_row) + V * prior_diag
 

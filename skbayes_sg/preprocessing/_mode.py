@@ -21,13 +21,13 @@ __all__ = ["ModeResult", "adam_batch", "adam_mode", "adam_starts", "find_mode", 
 # Above 4 x hessian_rows rows (_warm) the full-data Newton stops at a decrement below
 # _SAMPLED_TOL p (the mode within about 0.01 posterior sd in all, far inside that subsample
 # Hessian's error; control variates are exact at whatever anchor they get, Newton's last
-# iterate included, since its G and responses agree): two fewer passes
-# on 10^7 x 50 float32 rows (five -> three), one on 10^6; elsewhere Newton's own tolerance, _TOL
+# iterate included, since its G and responses agree): it skips the last Newton passes, which
+# would only polish digits the chains cannot see; elsewhere Newton's own tolerance, _TOL
 _SAMPLED_TOL, _TOL = 1e-6, 1e-10
 # Softmax L-BFGS runs in Kronecker coordinates from the start (exact there), re-whitened once at
-# the iterate if not converged after this many iterations: mnist (10 x 784, pixels / 255) took 403
-# passes in one stage and 277 with the switch at 80 (191 after it); synthetic 10 x 1,000 and
-# 100 x 100 converge in 30 and 44 iterations, before it
+# the iterate if not converged after this many iterations: where the curvature at the mode differs
+# much from the start's (uncentred features) the start's coordinates stay badly scaled, while
+# well-scaled problems converge before the switch
 _REWHITEN = 60
 
 
@@ -72,9 +72,9 @@ def lbfgs_mode(posterior, *, max_iter=500):
 
     GLMs with more than ``DENSE_MAX_PARAMS`` parameters (no Newton) run L-BFGS in coordinates
     ``u`` whitened by the curvature at the start (:func:`_whitening`), where the raw problem is
-    badly scaled: on hashed text the bucket frequencies span four orders of magnitude, and the raw
-    problem took 240 passes instead of 59 (bench_sparse quick); a 100-class x 100-feature softmax
-    took 519 passes with the diagonal scaling and 54 in the Kronecker coordinates.  ``gtol`` then
+    badly scaled: on hashed text the bucket frequencies span orders of magnitude, and a softmax's
+    weights are coupled across classes, which a diagonal scaling misses and the Kronecker
+    coordinates capture; the whitened problem needs several times fewer passes.  ``gtol`` then
     bounds the gradient in (approximate) posterior-sd units.  Softmax coordinates are renewed
     once at the iterate after ``_REWHITEN`` iterations (:data:`_REWHITEN`).
 
@@ -156,10 +156,9 @@ def _adam_step(theta, g, m, v, buf, lr, beta1, beta2, t, eps=1e-8):
 
 
 # Adam's minibatch: the largest of these that still gives an epoch this many steps, with the
-# learning rate scaled in proportion (1e-3 at 128 rows).  On mnist (60,000 rows) 512 rows at
-# 4e-3 reached a lower potential than 128 at 1e-3 (2,827 / 2,862 against 3,129 / 3,596 over two
-# seeds, the same test log-loss) in 1.56 s instead of 2.85 s: a step's products are about
-# proportional to the rows but its update of the p parameters is not.
+# learning rate scaled in proportion (1e-3 at 128 rows).  A larger batch reaches at least as low a
+# potential in the same epochs in less time: a step's products are about proportional to the
+# rows but its update of the p parameters is not.
 _ADAM_BATCHES, _ADAM_MIN_STEPS, _ADAM_BASE = (512, 256, 128), 100, 128
 
 

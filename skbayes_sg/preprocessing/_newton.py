@@ -2,28 +2,28 @@
 
 The GLM potentials are smooth and (for logistic and fixed-noise linear regression) strictly convex,
 so Newton with a backtracking line search converges in a handful of iterations where L-BFGS on the
-raw, ill-conditioned problem took 250-560 data passes (pendigits, covtype, a9a; on a9a it hit its
-500-iteration cap).  The stopping rule is scale-free: the Newton decrement ``g' H^-1 g`` is the
-squared distance to the mode in posterior-sd units.
+raw, ill-conditioned problem needs hundreds of data passes and can hit its iteration cap.  The
+stopping rule is scale-free: the Newton decrement ``g' H^-1 g`` is the squared distance to the mode
+in posterior-sd units.
 
 Passes.  Every evaluation is one pass over the rows (:meth:`~skbayes_sg.models.Posterior.
 newton_terms`: value, gradient and, when asked, the Hessian from one read of each chunk).  The
-Hessian pass is the expensive one (``n d^2`` products against ``n d`` for the gradient: about
-five times the time of a gradient pass at ``d = 50``), so given an approximate Hessian (a
-subsample's, :func:`~skbayes_sg.preprocessing.find_mode`), the iterations use it -- refined by a
-BFGS update from each step's gradient change -- and compute the exact one only when they are about
-to stop (unless the caller estimates it on a subsample: ``exact_hessian=False``), or when the
-approximation converges too slowly (then every iteration refreshes it).
+Hessian pass is the expensive one (``n d^2`` products against ``n d`` for the gradient), so given
+an approximate Hessian (a subsample's, :func:`~skbayes_sg.preprocessing.find_mode`), the iterations
+use it -- refined by a BFGS update from each step's gradient change -- and compute the exact one
+only when they are about to stop (unless the caller estimates it on a subsample:
+``exact_hessian=False``), or when the approximation converges too slowly (then every iteration
+refreshes it).
 The line search is skipped within ``sqrt(_NEAR)`` posterior sd of the mode, where the potential is
-quadratic to within its rounding (with float32 ``X`` its rounding noise is about ``1e-4`` on 10^6
-rows, larger than the decrease it would test).
+quadratic to within its rounding (with float32 ``X`` its rounding noise grows with the rows and on
+large data exceeds the decrease it would test).
 
 Rounded positions.  A model whose passes evaluate the position rounded to ``X``'s precision
 (``posterior.evaluation_dtype``: binary logistic on float32 rows) gets iterates rounded to it, so
-each gradient is that of the iterate itself (not of a neighbour ``1e-7`` away: on 10^7 rows that
-systematic error exceeds the tolerance).  The search stops once the Newton target of an iterate
-is the mode to the tolerance (:func:`_finer`) and returns that target, in float64: finer than the
-representable points.
+each gradient is that of the iterate itself (not of a neighbour one float32 spacing away: that
+systematic error grows with the rows and on large data exceeds the tolerance).  The search stops
+once the Newton target of an iterate is the mode to the tolerance (:func:`_finer`) and returns that
+target, in float64: finer than the representable points.
 """
 
 from typing import NamedTuple
@@ -82,9 +82,9 @@ class _Anchor:
     The search's last pass is at the iterate it stops at, within the tolerance of the mode (the
     mode itself, or for rounded positions the iterate its Newton target is computed from): what
     control variates need there -- ``G = sum_i m_i ∇f_i`` and a GLM's ``r_i`` (rows in memory)
-    -- comes from that pass, and their own pass over the rows is saved (on 10^6 x 50 float32
-    rows a fourth of the mode search's passes).  The estimator is exactly unbiased at any
-    anchor point whose ``G`` and ``∇f_i`` agree, so control variates use that point.
+    -- comes from that pass, and their own pass over the rows is saved.  The estimator is exactly
+    unbiased at any anchor point whose ``G`` and ``∇f_i`` agree, so control variates use that
+    point.
     """
 
     def __init__(self, posterior):
@@ -116,9 +116,9 @@ def _finer(posterior, theta, step, decrement, previous, tol):
     convergence (``decrement^2 / previous``) predicts the target's decrement below ``tol``.
 
     The decrement of the iterate itself stalls at its rounding (``sum_j H_jj spacing_j^2 / 12``,
-    about ``1e-8`` at 10^7 x 50 float32 rows, above ``tol``), but its gradient is exact, so the
-    target is accurate; coordinates near zero have spacings finer than the float32 noise of the
-    gradient, so the first test alone would not end it.
+    which grows with the rows and on large float32 data exceeds ``tol``), but its gradient is
+    exact, so the target is accurate; coordinates near zero have spacings finer than the float32
+    noise of the gradient, so the first test alone would not end it.
     """
     dtype = posterior.evaluation_dtype
     if dtype is None:

@@ -49,10 +49,10 @@ def gradient_noise(estimator, rngs, positions, precond, n_estimates=16):
     times with the pilot streams ``rngs`` (one per position); the variance of ``L^T g`` over
     repeats, averaged over positions, gives one noise level per coordinate.  The noise is far
     from uniform across coordinates (a heavy-tailed feature carries most of it), and the step must
-    keep the *worst* directions accurate: with the mean over coordinates, control variates on casp
-    gave sd ratios up to 1.71 with no warning; :meth:`GradientNoise.level` takes a high quantile
-    rather than the maximum, so a few noisy estimates among thousands of MLP weights do not set
-    the step.
+    keep the *worst* directions accurate: with the mean over coordinates, the directions of a
+    heavy-tailed feature would come out too wide with no warning; :meth:`GradientNoise.level` takes
+    a high quantile rather than the maximum, so a few noisy estimates among thousands of MLP
+    weights do not set the step.
 
     Returns
     -------
@@ -85,12 +85,11 @@ def pilot_rows(posterior):
     if fewer).
 
     A subsample's Hessian, scaled to the full data, has a larger top eigenvalue than the full one
-    (random-matrix spread, about ``(1 + sqrt(p / m))^2`` in whitened units): on a 100-class x
-    100-feature softmax (10,201 parameters, 20,000 rows) whose class-block Laplace leaves the
-    largest whitened curvature at 1.19, 2,048 rows gave 3.6, 8,192 gave 1.6 and all rows 1.1 --
-    and the step-size rule caps the step at ``0.5 / lam_max``.  The 20 products cost ``40 m`` row
-    evaluations: at most 2.6 million (about 3 passes of 800,000 hashed-text rows with ``p = 2^18``,
-    where ``2 p`` rows would cost 26); the MLP's gradient costs far more per row, and keeps 2048.
+    (random-matrix spread, about ``(1 + sqrt(p / m))^2`` in whitened units), so too few rows for
+    many parameters inflate it -- and the step-size rule caps the step at ``0.5 / lam_max``.  The
+    20 products cost ``40 m`` row evaluations: at most 2.6 million (a few passes over large
+    hashed-text data with ``p = 2^18``, where ``2 p`` rows would cost about ten times more); the
+    MLP's gradient costs far more per row, and keeps 2048.
     """
     m = _PILOT_ROWS
     if posterior.model.is_glm:

@@ -25,7 +25,7 @@ _WARM_TOL = 1e-6
 # on that many uniform rows (scaled to N; the warm start's) instead of a full pass: it only shapes
 # the preconditioner and the chains' starts (the chains sample the exact posterior whatever it
 # is), its relative error is about 2 / sqrt(400) = 0.1 in the worst direction, and the full pass
-# is compute-bound (n p^2 products: on 10^6 x 50 float32 rows 134 ms, ten times a pass over X).
+# is compute-bound (n p^2 products, against the n p of a pass that only reads X).
 _HESSIAN_ROWS_PER_PARAM = 400
 
 
@@ -67,9 +67,8 @@ def warm_start(posterior, rng):
 def _staged_newton(posterior, rng):
     """``(ModeResult, evals)`` of Newton on ``posterior`` (a subsample, to ``_WARM_TOL``),
     started from the mode and Hessian of ``_first_rows`` of its rows when it has four times as
-    many: the exact Hessian passes of a start far out are then paid on the small set (on
-    65,536 x 50 float32 rows: six Hessian passes of 7.5 ms each from the model's start; from the
-    first stage's mode, gradient passes and one Hessian pass)."""
+    many: the exact Hessian passes of a start far out are then paid on the small set (from the
+    first stage's mode the larger set needs gradient passes and one Hessian pass)."""
     n, m = posterior.n_rows, _first_rows(posterior)
     if n < 4 * m:
         res = newton_mode(posterior, tol=_WARM_TOL)

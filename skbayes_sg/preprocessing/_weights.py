@@ -45,8 +45,8 @@ def mix_uniform(scores, multiplicity=None, uniform_mix=0.1):
 def _mix_into(s, multiplicity, uniform_mix):
     """:func:`mix_uniform` written into the float64 scores ``s``.
 
-    One array of ``N`` floats in all (a fresh one costs its page faults, about 2 ms per MB here:
-    written with temporaries, the mix of 10^7 scores took 0.86 s).
+    One array of ``N`` floats in all (a fresh one costs its page faults, which on large data
+    outweigh the arithmetic).
     """
     if not 0.0 < uniform_mix <= 1.0:
         raise ValueError(f"uniform_mix must be in (0, 1], got {uniform_mix!r}.")
@@ -183,9 +183,8 @@ def _dense_quadratic_rows(X, A, shift, const):
     precision.
 
     ``A' x_i`` is one triangular product (BLAS ``trmm``: half the multiplies of a full ``X Σ``,
-    the pass's cost: 99 -> 70 ms on 10^6 x 50 float32 rows), on a copy of the chunk that it
-    overwrites; ``x~_i = [x_i, 1]`` is never formed.  The results only set sampling
-    probabilities, so float32 rounding is harmless.
+    which dominate the pass), on a copy of the chunk that it overwrites; ``x~_i = [x_i, 1]`` is
+    never formed.  The results only set sampling probabilities, so float32 rounding is harmless.
     """
     trmm = get_blas_funcs("trmm", (A,))
     B = np.array(X, dtype=A.dtype, order="C")  # (n, d) C-ordered: B.T is A's Fortran layout

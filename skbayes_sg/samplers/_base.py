@@ -153,13 +153,12 @@ def chain_normals(rngs, n_steps, k, dtype=None, scale=1.0):
     coordinate), chain ``c`` from ``rngs[c]``.
 
     ``dtype=np.float32`` (the noise of a fit on float32 data) uses the Box-Muller transform of
-    float32 uniforms: numpy's SIMD ``log``/``sin``/``cos`` make it about 2-3 times faster than
-    the ziggurat (for the 79,510 parameters of a 784-100-10 MLP the noise costs as much as the
-    gradient).  ``u1`` is taken in ``(0, 1]``, so the draws are exact normals truncated at
-    ``sqrt(-2 log 2^-24) = 5.8`` sd (probability 8e-9).  Each step's normals come from its own
-    ``2 ceil(k / 2)`` uniforms, so the numbers do not depend on how steps are grouped in blocks
-    (the block size changes with the number of chains of a group: ``n_jobs``).  Otherwise
-    :func:`chain_block`'s float64 ziggurat normals.
+    float32 uniforms: numpy's SIMD ``log``/``sin``/``cos`` make it faster than the ziggurat (for a
+    large MLP the noise costs as much as the gradient).  ``u1`` is taken in ``(0, 1]``, so the draws
+    are exact normals truncated at ``sqrt(-2 log 2^-24) = 5.8`` sd (probability 8e-9).  Each step's
+    normals come from its own ``2 ceil(k / 2)`` uniforms, so the numbers do not depend on how steps
+    are grouped in blocks (the block size changes with the number of chains of a group:
+    ``n_jobs``).  Otherwise :func:`chain_block`'s float64 ziggurat normals.
     """
     if np.ndim(scale):  # one sd per coordinate
         out = chain_normals(rngs, n_steps, k, dtype)

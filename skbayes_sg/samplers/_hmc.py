@@ -86,7 +86,7 @@ class HMC(BaseSampler):
     warm-up.  The frozen step usually accepts a little more often than ``target_accept`` (the
     acceptance is concave in ``log eps`` near the target).  In very few dimensions, where a
     trajectory is only one or two leapfrog steps, acceptance is not monotone in ``eps`` and a low
-    target can be overshot (0.88 for 0.65 on a whitened 5-d Gaussian); sampling stays exact.
+    target can be overshot by far; sampling stays exact.
 
     References
     ----------

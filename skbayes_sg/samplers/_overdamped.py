@@ -153,8 +153,8 @@ class PSGLD(_Overdamped):
     ----------
     decay : float, default=0.999
         Decay ``a`` of the running average of squared gradients, in [0, 1).  Li et al. use 0.99;
-        without the Gamma term the diagonal then tracks the position and inflates the variance by
-        ~10% (30% at small steps).  Averaging over ~1000 steps keeps it near-constant: no bias.
+        without the Gamma term the diagonal then tracks the position and inflates the variance,
+        more at small steps.  Averaging over ~1000 steps keeps it near-constant: no bias.
     eps : float, default=1e-5
         Damping ``lam`` added to ``sqrt(V)`` (finite, > 0).
 

@@ -2,8 +2,8 @@
 
 Advances all chains of a group together as ``(C, p)`` arrays, pre-draws the kernel's random inputs
 in blocks, fills a preallocated draws array, and checks for divergence once per block (never per
-step).  BLAS is limited to one thread inside the loop: the products are small and a busy second
-core made multi-threaded BLAS several times slower.
+step).  BLAS is limited to one thread inside the loop: the products are small, so more threads
+add hand-off costs and contend with other work for the cores.
 """
 
 import time
@@ -20,9 +20,8 @@ __all__ = ["Trace", "run_chains"]
 _BLOCK = 256  # steps per pre-drawn block ...
 _BLOCK_ELEMENTS = 1 << 20  # ... at most this many noise numbers per block (8 MB in float64)
 _EXPLODED = 1e8  # squared whitened distance per coordinate from the start
-# noise numbers per step from which blocks are drawn in a worker thread: measured on 2 cores, 204
-# numbers per step (4 chains x 51) lost 2 us per chain step to the thread hand-offs, 400 or more
-# gained 1-4 us, the 510 of a 10-class softmax 4 us of 45
+# noise numbers per step from which blocks are drawn in a worker thread: below it the thread
+# hand-offs cost more than drawing the block in line
 _BACKGROUND = 300
 
 

@@ -50,7 +50,7 @@ def check_dense(X):
 CORRECTIONS = {"plain": PlainCorrection, "cv": ControlVariate, "svrg": SVRGAnchor}
 CORRECTION_CONSTRAINT = [StrOptions(set(CORRECTIONS)), BaseCorrection]
 
-# benchmarks/bench_shared.md: uniform minibatches shared by 4 chains on the exact linear posterior
+# benchmarks/results/bench_shared.md: uniform minibatches shared by 4 chains on the exact linear posterior
 _SHARED_PLAIN = (
     "shared_minibatch=True with plain minibatch sums: the chains' gradient noise is mostly "
     "common to them, so they are not independent and R-hat and the effective sample size, which "

@@ -43,7 +43,7 @@ def grad_difference(model, theta, anchor, Xb, yb, w, anchor_response=None):
 
 def _per_chain(anchor, theta):
     """``anchor`` as ``theta``'s shape and precision (only when the step needs it: with stored
-    responses the cast and broadcast cost 3-5 us of a 70 us step)."""
+    responses the cast and broadcast are a noticeable share of a cheap step)."""
     return np.broadcast_to(np.asarray(anchor, dtype=theta.dtype), theta.shape)
 
 

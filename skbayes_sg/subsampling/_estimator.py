@@ -36,9 +36,8 @@ __all__ = ["ExactGradient", "GradientEstimator", "minibatch_dtype"]
 # A GLM's minibatch work is a few products per gathered float (K outputs), so wide rows make the
 # step memory-bound: gathered, then read by the predictor and again by the gradient.  Above this
 # many bytes of gathered rows (all chains; an L2 cache's worth) the sum runs over column chunks of
-# the minibatch that stay in cache: 400 steps of a 10-class x 1,000-feature softmax (4 chains x
-# 1,600 rows) sampled in 11.7 s whole, 8.4 s in 1 MiB chunks, 7.9 s in 2 MiB and 8.7-9.1 s in
-# 4 MiB (the same sum up to rounding); 100 x 100: 7.8-8.0 s whole, 7.1-7.4 s in 2 MiB
+# the minibatch that stay in cache (the same sum up to rounding; much larger chunks spill from
+# the cache, much smaller ones pay more per-chunk overhead)
 _CHUNK_BYTES = 2 << 20
 
 

@@ -92,8 +92,8 @@ class BlockIndex:
     chain's minibatches do not depend on how many chains run; all chains refill together when
     the block is used up.  Blocks grow: ``8, 16, 32, ...`` steps up to ``n_block``
     (:meth:`block_steps`), so a short run -- a pilot of 8 estimates -- draws 8 steps of indices,
-    not ``n_block`` (at 10^6 rows the 2 x 16 pilots of a default fit drew 6.4 million indices
-    for 25,600 used), while long runs refill a handful of times more.  Subclasses give
+    not ``n_block`` (the pilots would otherwise draw far more indices than they use), while
+    long runs refill a handful of times more.  Subclasses give
     :meth:`chain_block` and, for weighted draws, :meth:`block_weights`.
     """
 

@@ -77,9 +77,8 @@ def weight_tables(p):
     """:class:`WeightTables` of the (unnormalised) weights ``p``, in ``O(n)``.
 
     Two new arrays, ``cdf`` (float64) and the guide (int32 below 2^31 rows), and chunk-sized
-    temporaries: fresh memory costs its page faults (at 10^7 rows N-sized temporaries took longer
-    than the search, and ``1 / p`` and an int64 guide another 0.2 s: ``1 / P(row)`` is computed
-    for the drawn rows only).
+    temporaries: fresh memory costs its page faults (on large data ``N``-sized temporaries cost
+    more than the search itself, so ``1 / P(row)`` is computed for the drawn rows only).
     """
     p = np.asarray(p, dtype=np.float64)
     n = p.size
@@ -93,16 +92,16 @@ def weight_tables(p):
 
 def _guide(cdf, step, chunk=1 << 20):
     """A guide table: ``guide[j] <= #{k : cdf[k] <= j step}`` (``searchsorted(cdf, j step,
-    "right")``), at most one bucket below it, in ``O(n)`` (the search's ``n log n`` took 0.5 s
-    of a 10^7-row fit's build).
+    "right")``), at most one bucket below it, in ``O(n)`` (the search is ``n log n``, a large
+    share of the build on large data).
 
     Each ``cdf[k]`` goes to bucket ``ceil(cdf[k] / step)``, raised by one where the product
     ``j step`` is still below ``cdf[k]``: at least the first ``j`` with ``j step >= cdf[k]`` and
     nearly always that one (the division's rounding is far below one bucket), so the counts are
     lower bounds and :meth:`WeightedIndex.sample`'s forward search ends where the search would.
-    (Buckets raised by one everywhere, without the test, made the draws 30% slower.)  The buckets
-    are non-decreasing, so the last ``k`` of each run sets its bucket to ``k + 1`` and a running
-    maximum fills the buckets no ``cdf[k]`` fell in.
+    (Buckets raised by one everywhere, without the test, would add a forward step to most draws.)
+    The buckets are non-decreasing, so the last ``k`` of each run sets its bucket to ``k + 1`` and
+    a running maximum fills the buckets no ``cdf[k]`` fell in.
     """
     n = cdf.size
     guide = np.zeros(n, dtype=np.int32 if n < np.iinfo(np.int32).max else np.intp)

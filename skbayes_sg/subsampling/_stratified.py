@@ -79,10 +79,9 @@ class Stratified(IndexedStrategy):
     features : {"xy", "x"}, default="xy"
         What is clustered.  ``"x"``: the features alone (as seed 000).  ``"xy"``: for classifiers,
         the features within each class (gradients of different classes point different ways, so
-        mixed strata are wide); for regression, ``[x_i, y_i]`` in the data's own units.  Measured
-        whitened gradient noise relative to ``uniform`` (k=20, b=100): breast cancer 0.54 ("xy") vs
-        0.63 ("x"), diabetes 0.89 vs 0.98, a 20,000-row synthetic binary task 0.82 vs 0.90; on
-        digits (10 classes, so only 2 clusters per class) "x" won, 0.53 vs 0.64.
+        mixed strata are wide); for regression, ``[x_i, y_i]`` in the data's own units.  ``"xy"``
+        usually leaves less gradient noise, unless many classes leave each only a few clusters
+        (``benchmarks/results/bench_stratified.md`` compares both).
     correction : {"plain", "cv", "svrg"} or correction object, default="plain"
         ``"plain"``: eq. 10 below.  ``"cv"``: control variates at the mode
         (methods.md §4) with the stratified index,

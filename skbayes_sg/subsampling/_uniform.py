@@ -137,10 +137,10 @@ class SVRG(Uniform):
     ``step_size="auto"``, anchors at the mode and redraws the anchor on
     ``m_eff = 1 / (tau (1/n1 - 1/N) + 1/N)`` rows at every call -- exactly that white-noise
     variance, plus the correction's at the pilot's Laplace draws -- and ``step_size="auto"`` stays
-    accurate (without this the pilot saw no noise and the well-conditioned test posterior came out
-    40-60% too wide).  Unless ``n1 = N`` the anchor error does not average out within an epoch, and
-    at equal cost a minibatch anchor is no better than ``uniform`` for the stationary accuracy;
-    ``n1 = N`` (SVRG-LD) is much better.  The anchors work with any index:
+    accurate (without this the pilot would see no noise, the step would come out too large and
+    the posterior too wide).  Unless ``n1 = N`` the anchor error does not average out within an
+    epoch, and at equal cost a minibatch anchor is no better than ``uniform`` for the stationary
+    accuracy; ``n1 = N`` (SVRG-LD) is much better.  The anchors work with any index:
     ``Stratified(correction="svrg")``, ``Preferential(correction=SVRGAnchor(n1=...))``.
     ``preprocessing_`` gets ``anchor_batch_size`` and ``anchor_update_every`` (the resolved ``n1``
     and ``tau``), ``svrg_n1``, ``svrg_update_every``, ``svrg_evals_per_step`` and

@@ -10,7 +10,7 @@ from threadpoolctl import ThreadpoolController
 
 __all__ = ["blas_controller", "blas_threads", "one_blas_thread"]
 
-_CONTROLLER = []  # one ThreadpoolController, made on first use (finding the libraries: ~2 ms)
+_CONTROLLER = []  # one ThreadpoolController, made on first use (finding the libraries has a cost)
 
 
 def blas_controller():
