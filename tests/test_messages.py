@@ -200,3 +200,43 @@ def _fit_or_diverge(est, X, y):
         est.fit(X, y)
     except DivergenceError:  # a step that unstable may diverge; the warning came first
         pass
+
+
+# ------------------------------------------------------------------ 3. verbose true to what ran
+
+def _verbose_fit(est, X, y, capsys):
+    capsys.readouterr()
+    _caught(lambda: est.fit(X, y))
+    return capsys.readouterr().out.splitlines()
+
+
+def test_verbose_names_the_sampler_gradient_and_step_that_ran(cancer, capsys):
+    X, y = cancer
+    est = BayesianLogisticRegression(n_warmup=50, n_draws=50, n_chains=2, random_state=0,
+                                     verbose=1)
+    lines = _verbose_fit(est, X, y, capsys)
+    d = est.diagnostics_
+    assert d["sampler"] == "hmc" and d["subsampling"] == "full"  # what "auto" ran here
+    first = next(line for line in lines if "preprocessing done" in line)
+    assert "of hmc on the full gradient, step adapted from " in first
+    assert f"step {d['step_size']:.3g};" in lines[-1]  # the adapted step, at the end
+    sgd = BayesianLogisticRegression(sampler="sghmc", subsampling="control_variates",
+                                     batch_size=64, n_warmup=50, n_draws=50, n_chains=2,
+                                     random_state=0, verbose=1)
+    lines = _verbose_fit(sgd, X, y, capsys)
+    d = sgd.diagnostics_
+    assert (f"of sghmc on control_variates minibatches of 64, step {d['step_size']:.3g}"
+            in lines[0])
+
+
+def test_verbose_reports_the_rhat_the_verdict_used(blobs, capsys):
+    X, y = blobs
+    mlp = BayesianMLPClassifier(hidden_layer_sizes=(4,), n_warmup=200, n_draws=100, thin=1,
+                                max_doublings=0, random_state=0, verbose=1)
+    last = _verbose_fit(mlp, X, y, capsys)[-1]
+    d = mlp.diagnostics_
+    # the raw weights' figures differ (so the line cannot be right by accident)
+    assert np.nanmax(d["predictive_rhat"]) < np.nanmax(d["rhat"]) - 0.1
+    assert f"predictive R-hat max {np.nanmax(d['predictive_rhat']):.3f}" in last
+    assert f"predictive bulk ESS min {np.nanmin(d['predictive_ess']):.0f}" in last
+    assert last.endswith("not converged; see summary()")

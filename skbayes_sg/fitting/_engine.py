@@ -78,7 +78,7 @@ def fit_posterior(posterior, settings, streams, judge, *, progress=None):
     t1 = time.perf_counter()
     _warn_user_step(s, plan)
     if progress is not None:
-        progress.preprocessed(plan.info, t1 - t0, plan.tuning.step_size, s.n_chains)
+        progress.preprocessed(plan, t1 - t0, s.n_chains)
     run = sample_with_retries(plan, streams, auto=s.step_size == "auto", config=s.config,
                               n_warmup=s.n_warmup, n_draws=s.n_draws, thin=s.thin,
                               n_jobs=s.n_jobs, progress=progress)
