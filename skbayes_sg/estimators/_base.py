@@ -69,6 +69,7 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
         "verbose": ["verbose"],
         "init": [StrOptions(set(STARTS))],
         "max_doublings": [Interval(Integral, 0, None, closed="left")],
+        "draws_dtype": [StrOptions({"float64", "float32"})],
     }
     _auto_sampler = "sghmc"  # what sampler="auto" runs when the gradient is not exact
     # what subsampling="auto" runs, and the strategy it switches to where that cannot pay for its
@@ -142,6 +143,7 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
             warn_user(message, ApproximationWarning)
         self._set_diagnostics(result)
         self._store_summaries()
+        self.draws_ = self.draws_.astype(self.draws_dtype, copy=False)  # as stored
         if progress is not None:
             progress.finished(self.diagnostics_)
 

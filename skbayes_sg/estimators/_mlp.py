@@ -154,7 +154,8 @@ class BayesianMLPClassifier(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC):
                  fit_intercept=True, sampler="sgnht", subsampling="uniform", batch_size=100,
                  step_size="auto", preconditioner="auto", n_warmup=1000, n_draws=200, thin=10,
                  n_chains=2, n_jobs=None, random_state=None, verbose=0, init="laplace",
-                 max_doublings=3, class_weight=None, n_predict_draws=100):
+                 max_doublings=3, draws_dtype="float64", class_weight=None,
+                 n_predict_draws=100):
         _store_params(self, locals())
 
     def _hidden(self):
