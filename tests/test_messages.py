@@ -274,10 +274,9 @@ def test_multiclass_centred_rows_carry_the_feature_names(blobs):
     text = est.summary().group_table("coef_centred")
     assert "coef_centred[0,width]" in text and "coef_centred[2,height]" in text
     assert "coef[1,height]" in est.summary().group_table("coef")
-    az = pytest.importorskip("arviz")
+    pytest.importorskip("arviz")
     idata = est.to_inference_data()
     assert list(idata.posterior["coef_centred"].coords["feature"].values) == ["width", "height"]
-    del az
 
 
 def test_exported_log_likelihood_is_exact_where_loo_is_nan(cancer):

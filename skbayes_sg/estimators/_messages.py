@@ -38,7 +38,7 @@ def convergence_message(verdict, info, advice, *, judged_as, n_chains, max_doubl
 def _what(info, max_doublings):
     """First line: how long the chains ran, and why the run stopped there."""
     steps, done = info["sampling_steps"], info["n_doublings"]
-    head = f"Chains not converged after {steps:,} sampling steps each"
+    head = f"Chains not converged in {steps:,} sampling steps each"
     need = info.get("doublings_needed")
     if need is None:
         return head + (f" ({done} doublings, max_doublings={max_doublings})." if done else ".")

@@ -144,7 +144,7 @@ class BayesianMLPClassifier(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC):
                 return verdict
             problems = convergence_problems(verdict.rhat, verdict.ess_bulk, verdict.ess_tail, C,
                                             hint=_function_hint(loglik, verdict.rhat), noun=noun)
-            note = ("The chains' mean predicted probabilities differ by at most "
+            note = ("Chains' mean predicted probabilities differ by at most "
                     f"{_spread(loglik):.2g}")
             return verdict._replace(problems=problems, note=note)
 
