@@ -24,7 +24,7 @@ import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 from sklearn.datasets import load_digits
-from sklearn.exceptions import ConvergenceWarning
+from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
 from sklearn.metrics import log_loss
 from sklearn.model_selection import train_test_split
 from sklearn.neural_network import MLPClassifier
@@ -38,7 +38,6 @@ FIGURES = Path(os.environ.get("SKBAYES_SG_FIGURES") or Path(__file__).parent / "
 # 4 chains: the predictive averages over several modes of the network's posterior
 SIZE = dict(n_warmup=200, n_draws=40, n_chains=2) if FAST else dict(n_draws=200, n_chains=4)
 matplotlib.use("Agg")  # write files, open no window
-warnings.filterwarnings("ignore", category=ConvergenceWarning)  # MLPClassifier in fast mode
 
 
 def entropy(proba):
@@ -65,7 +64,11 @@ probas = {}
 for name, model in models.items():
     pipe = make_pipeline(StandardScaler(), model)
     t0 = time.perf_counter()
-    pipe.fit(X[idx_tr], y[idx_tr])
+    with warnings.catch_warnings():
+        # scikit-learn's warning, for MLPClassifier's short max_iter in fast mode; skbayes_sg's
+        # own ConvergenceWarning is another class and still shows
+        warnings.simplefilter("ignore", SklearnConvergenceWarning)
+        pipe.fit(X[idx_tr], y[idx_tr])
     seconds = time.perf_counter() - t0
     probas[name] = proba = pipe.predict_proba(X[idx_te])
     wrong = proba.argmax(1) != y[idx_te]
@@ -77,6 +80,8 @@ for name, model in models.items():
 d = models["BayesianMLPClassifier"].diagnostics_
 print(f"Bayesian cost: {d['n_grad_evals']:,} gradient evaluations ({d['data_passes']:.0f} data "
       f"passes), draws {models['BayesianMLPClassifier'].draws_.shape}")
+print(f"Bayesian verdict: converged={d['converged']}, predictive R-hat max "
+      f"{np.nanmax(d['predictive_rhat']):.3f}")
 
 proba = probas["BayesianMLPClassifier"]
 worst = np.argsort(-entropy(proba))[:8]

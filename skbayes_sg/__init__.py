@@ -3,15 +3,21 @@
 Three estimators -- :class:`BayesianLogisticRegression`,
 :class:`BayesianLinearRegression`, :class:`BayesianMLPClassifier` -- whose
 ``fit`` draws posterior samples by stochastic-gradient MCMC (``sampler=``)
-with a choice of gradient estimators (``subsampling=``).
+with a choice of gradient estimators (``subsampling=``).  Their warnings --
+:class:`SkbayesSGWarning` and its subclasses :class:`ConvergenceWarning` and
+:class:`ApproximationWarning` -- are the library's own, not scikit-learn's.
 """
 
 import importlib
+
+from .utils._exceptions import (ApproximationWarning, ConvergenceWarning, DivergenceError,
+                                SkbayesSGWarning)
 
 __version__ = "0.1.0"
 
 __all__ = [
     "BayesianLinearRegression", "BayesianLogisticRegression", "BayesianMLPClassifier",
+    "ApproximationWarning", "ConvergenceWarning", "DivergenceError", "SkbayesSGWarning",
     "__version__",
 ]
 

@@ -119,7 +119,7 @@ def test_warning_speaks_in_function_space(blobs):
     with pytest.warns(ConvergenceWarning) as record:
         BayesianMLPClassifier(**SHORT, random_state=0, n_chains=2).fit(X, y)
     message = str(record[0].message)
-    assert "training-row predictive log-probabilities" in message
+    assert "predictive R-hat above 1.01" in message
     assert "mean predicted probabilities differ by at most" in message
     assert "thin and max_doublings" in message
 

@@ -1,7 +1,7 @@
 """Posterior-predictive probabilities: exact averages, float32, tiny probabilities, memory, MC.
 
 Oracles: the plain average over the selected draws of ``expit`` / ``softmax`` of logits (and of a
-forward pass) computed here with plain numpy, the float64 result for float32 input, and
+forward pass) computed here with plain numpy, the float32 input's result, and
 log-space sums for probabilities far below float64's ``1 - p`` resolution.
 """
 
@@ -64,9 +64,9 @@ def test_logistic_proba_is_the_plain_average_over_the_draws(cancer, iris, multic
     np.testing.assert_allclose(clf.predict_proba(sp.csr_matrix(X)), expected, rtol=1e-12,
                                atol=1e-15)
     got32 = clf.predict_proba(X.astype(np.float32))
-    assert got32.dtype == np.float64
+    assert got32.dtype == np.float32  # X's dtype, as scikit-learn's LogisticRegression
     np.testing.assert_allclose(got32, expected, atol=1e-5)
-    np.testing.assert_allclose(got32.sum(1), 1.0, rtol=1e-12)
+    np.testing.assert_allclose(got32.sum(1), 1.0, rtol=1e-6)
 
 
 def test_mlp_proba_is_the_plain_average_over_the_draws(iris):

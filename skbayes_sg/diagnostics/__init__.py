@@ -5,7 +5,8 @@ kernel Stein discrepancy (inverse multiquadric kernel) needs only the scores ``g
 samples; ``gaussian_kl`` compares moment-matched Gaussians in closed form.
 """
 
-from ._assess import ESS_PER_CHAIN, MIN_DRAWS, RHAT_MAX, Assessment, assess, convergence_problems
+from ._assess import (ESS_PER_CHAIN, MIN_DRAWS, RHAT_MAX, Assessment, assess, convergence_problems,
+                      longer_factor)
 from ._autocorr import autocorrelation, integrated_time
 from ._ess import effective_sample_size
 from ._ksd import gaussian_kl, kernel_stein_discrepancy
@@ -15,5 +16,5 @@ from ._summary import format_table, summarize
 __all__ = [
     "Assessment", "ESS_PER_CHAIN", "MIN_DRAWS", "RHAT_MAX", "assess", "convergence_problems",
     "autocorrelation", "effective_sample_size", "format_table", "gaussian_kl", "integrated_time",
-    "kernel_stein_discrepancy", "split_rhat", "summarize",
+    "kernel_stein_discrepancy", "longer_factor", "split_rhat", "summarize",
 ]

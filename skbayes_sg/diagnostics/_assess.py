@@ -22,7 +22,7 @@ from ._ess import (_as_draws, _by_columns, _ess_tail, _geyer_ess, _rank_normaliz
 from ._rhat import _psrf, _rhat_folded
 
 __all__ = ["ESS_PER_CHAIN", "MIN_DRAWS", "RHAT_MAX", "Assessment", "assess",
-           "convergence_problems", "ess_for_rhat"]
+           "convergence_problems", "ess_for_rhat", "longer_factor"]
 
 RHAT_MAX = 1.01  # largest acceptable rank-normalised split R-hat
 ESS_PER_CHAIN = 100  # smallest acceptable bulk and tail ESS, per chain
@@ -34,12 +34,15 @@ class Assessment(NamedTuple):
 
     ``problems`` is a tuple of plain-language sentences, empty when every R-hat is at most
     :data:`RHAT_MAX` and every bulk and tail ESS at least :data:`ESS_PER_CHAIN` per chain.
+    ``note`` is an optional short sentence for the warning of a failing verdict (the MLP's: how
+    far apart the chains' mean predicted probabilities are).
     """
 
     rhat: np.ndarray
     ess_bulk: np.ndarray
     ess_tail: np.ndarray
     problems: tuple
+    note: str = ""
 
     @property
     def converged(self):
@@ -74,19 +77,42 @@ def ess_for_rhat(n_quantities, n_chains, n_draws, *, alpha=0.1):
     return float(2.0 * q / ((m - 1) * (RHAT_MAX**2 - 1.0 + 2.0 / n_draws)))
 
 
-def _longer(rhat, ess_bulk, ess_tail, n_chains, n_draws, ess_min):
-    """``"Run longer"`` advice; given ``n_draws``, about how much longer (the larger of the R-hat
-    and the ESS shortfalls, ESS growing like the sampling steps; the plain advice when no ESS
-    was computed: an early assessment)."""
+def longer_factor(rhat, ess_bulk, ess_tail, n_chains, n_draws):
+    """``(factor, need_ess)``: about how much longer to sample, and the bulk ESS per chain that
+    keeps every R-hat at most :data:`RHAT_MAX` (:func:`ess_for_rhat`).
+
+    The factor is the larger of the R-hat and the ESS shortfalls, ESS growing like the sampling
+    steps; NaN where it cannot be estimated (no ESS computed: an early assessment; no shortfall).
+
+    Parameters
+    ----------
+    rhat, ess_bulk, ess_tail : ndarray
+        Per-quantity columns (ESS of all chains together).
+    n_chains, n_draws : int
+        Chains and stored draws per chain (``n_draws=0``: unknown).
+
+    Returns
+    -------
+    factor, need_ess : float
+    """
+    if np.all(np.isnan(ess_bulk)) or np.all(np.isnan(rhat)):
+        return np.nan, np.inf
     rhat_bad = bool(np.nanmax(rhat) > RHAT_MAX)
-    if np.all(np.isnan(ess_bulk)):
-        return "Run longer: increase n_draws (and n_warmup)."
+    ess_min = ESS_PER_CHAIN * int(n_chains)
     with np.errstate(invalid="ignore", divide="ignore"):
         need_ess = ess_for_rhat(rhat.size, n_chains, n_draws) if n_draws else np.inf
         factor = max(need_ess * n_chains / np.nanmedian(ess_bulk) if rhat_bad else 0.0,
                      ess_min / np.nanmin(np.minimum(ess_bulk, ess_tail)))
-    if not (np.isfinite(factor) and factor > 1.0):
+    return (float(factor) if np.isfinite(factor) and factor > 1.0 else np.nan), need_ess
+
+
+def _longer(rhat, ess_bulk, ess_tail, n_chains, n_draws):
+    """``"Run longer"`` advice; given ``n_draws``, about how much longer (:func:`longer_factor`;
+    the plain advice when it cannot be estimated)."""
+    factor, need_ess = longer_factor(rhat, ess_bulk, ess_tail, n_chains, n_draws)
+    if np.isnan(factor):
         return "Run longer: increase n_draws (and n_warmup)."
+    rhat_bad = bool(np.nanmax(rhat) > RHAT_MAX)
     why = (f"; with {rhat.size} quantities, chains that mix pass R-hat <= {RHAT_MAX} only with "
            f"a bulk ESS near {need_ess:.0f} per chain" if rhat_bad and rhat.size > 1 else "")
     return (f"Run longer, about {factor:.1f}x the sampling{why}: increase n_draws (and "
@@ -133,7 +159,7 @@ def convergence_problems(rhat, ess_bulk, ess_tail, n_chains, *, hint="", noun="p
             out.append(f"{_count(bad, f'{kind} ESS below {ess_min}', noun)} (min {np.nanmin(ess):.0f},"
                        f" {ESS_PER_CHAIN} per chain): {meaning[kind]}.")
     if out:
-        out.append(_longer(rhat, ess_bulk, ess_tail, n_chains, n_draws or 0, ess_min))
+        out.append(_longer(rhat, ess_bulk, ess_tail, n_chains, n_draws or 0))
     return tuple(out)
 
 

@@ -1,7 +1,6 @@
 """``_BaseSGMCMC``: the scikit-learn side shared by the three estimators."""
 
 import copy
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -16,10 +15,10 @@ from ..models import GaussianPrior, Posterior
 from ..models._finite import peak_abs
 from ..samplers import SAMPLERS, BaseSampler
 from ..subsampling import SUBSAMPLING, BaseStrategy
-from ..utils import (ApproximationWarning, ConvergenceWarning, make_rng, make_streams,
-                     user_stacklevel, warn_user)
+from ..utils import ApproximationWarning, ConvergenceWarning, make_rng, make_streams, warn_user
 from ._checks import check_weight_total, check_X_scale
 from ._dask_hooks import DASK_METHODS, dask_backend, dask_dispatch
+from ._messages import convergence_message, noise_advice, run_longer_advice
 from ._progress import make_progress
 from ._report import _ReportMixin
 
@@ -73,6 +72,7 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
         "verbose": ["verbose"],
         "init": [StrOptions(set(STARTS))],
         "max_doublings": [Interval(Integral, 0, None, closed="left")],
+        "draws_dtype": [StrOptions({"float64", "float32"})],
     }
     _auto_sampler = "sghmc"  # what sampler="auto" runs when the gradient is not exact
     # what subsampling="auto" runs, and the strategy it switches to where that cannot pay for its
@@ -146,6 +146,7 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
             warn_user(message, ApproximationWarning)
         self._set_diagnostics(result)
         self._store_summaries()
+        self.draws_ = self.draws_.astype(self.draws_dtype, copy=False)  # as stored
         if progress is not None:
             progress.finished(self.diagnostics_)
 
@@ -256,39 +257,22 @@ class _BaseSGMCMC(_ReportMixin, BaseEstimator):
                       f"{key}_ess_tail": verdict.ess_tail})
         self.diagnostics_ = d
         if verdict.problems:
-            warnings.warn("The chains have not converged" + self._budget_note(info) + ": "
-                          + " ".join(verdict.problems) + self._noise_hint(),
-                          ConvergenceWarning, stacklevel=user_stacklevel())
+            warn_user(convergence_message(
+                verdict, info, self._advice(verdict),
+                judged_as=None if raw is verdict else self._judged_as,
+                n_chains=self.draws_.shape[0], max_doublings=self.max_doublings),
+                ConvergenceWarning)
 
-    def _budget_note(self, info):
-        """What the run-until-converged rule did, for the convergence warning."""
-        note = (f" (sampling ran {info['sampling_steps']} steps per chain after "
-                f"{info['n_doublings']} doublings, the budget max_doublings="
-                f"{self.max_doublings})" if info["n_doublings"] else "")
-        need = info.get("doublings_needed")
-        if need is not None:  # stopped early: the projection exceeded the budget
-            rate = ("R-hat is infinite (chains stuck apart)" if not np.isfinite(need) else
-                    f"at the rate of the last doubling R-hat needs about {need:.2g} more "
-                    f"doublings, more than the {self.max_doublings - info['n_doublings']} left "
-                    "allow")
-            note += f"; stopped before the budget was spent: {rate}"
-        return note
+    def _advice(self, verdict):
+        """The convergence warning's last line: what to do."""
+        return self._noise_advice() or run_longer_advice(verdict, *self.draws_.shape[:2])
 
-    def _noise_hint(self):
-        """Advice when minibatch noise forced a tiny automatic step."""
+    def _noise_advice(self):
+        """Less minibatch noise, when it forced a tiny automatic step (else None)."""
         d = self.diagnostics_
-        if self.step_size != "auto" or d["step_size"] >= NOISY_STEP or not d["gradient_noise"]:
-            return ""
-        other = ("" if self.subsampling in ("auto", "preferential_cv")
-                 else "try subsampling='preferential_cv', ")
-        return (f" The minibatch gradient noise is large ({d['gradient_noise']:.3g} per "
-                f"coordinate in posterior units at batch_size={d['batch_size']}), so the "
-                f"automatic step is only {d['step_size']:.2g} and the chains barely move: "
-                f"increase batch_size (the noise falls like 1/batch_size), {other}"
-                "or use sampler='hmc', subsampling='full'. A large N / batch_size without "
-                "control variates causes this, and so do rows with extreme feature values: "
-                "leave 0/1 indicator columns unscaled (standardizing a rare indicator makes "
-                "its ones huge).")
+        if self.step_size == "auto" and d["step_size"] < NOISY_STEP and d["gradient_noise"]:
+            return noise_advice(d["step_size"], self.subsampling)
+        return None
 
     def _posterior_mean(self):
         pooled = self.draws_.reshape(-1, self.draws_.shape[-1]).mean(axis=0)

@@ -105,7 +105,8 @@ class _ClassifierMixin:
         Returns
         -------
         proba : ndarray of shape (n_samples, n_classes)
-            float64.  Deterministic: the draws are evenly spaced over the stored ones.
+            X's float dtype (float32 for float32 X, as scikit-learn's ``LogisticRegression``;
+            float64 otherwise).  Deterministic: the draws are evenly spaced over the stored ones.
         """
         check_is_fitted(self)
         X = self._validate_X_predict(X, ensure_all_finite=False)
@@ -113,13 +114,16 @@ class _ClassifierMixin:
         if not np.isfinite(peak):
             assert_all_finite(X, input_name="X", estimator_name=type(self).__name__)
         draws = self._prediction_draws(self.n_predict_draws)
+        dtype = X.dtype
         X = shrink_rows(X, overflow_free_limit(self.model_, draws, X.dtype), peak)  # x ~ 1e308
-        return self.model_.predict_mean(draws, X)
+        return self.model_.predict_mean(draws, X).astype(dtype, copy=False)
 
     def predict_log_proba(self, X):
-        """Log of :meth:`predict_proba` (floored at the smallest positive float)."""
+        """Log of :meth:`predict_proba` (floored at the smallest positive float of its dtype;
+        X's float dtype, as :meth:`predict_proba`)."""
         check_is_fitted(self)
-        return np.log(np.maximum(self.predict_proba(X), np.finfo(float).tiny))
+        proba = self.predict_proba(X)
+        return np.log(np.maximum(proba, np.finfo(proba.dtype).tiny))
 
     def predict(self, X):
         """Class with the largest posterior-predictive probability."""

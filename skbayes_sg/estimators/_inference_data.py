@@ -32,8 +32,8 @@ def _dims(est, groups):
     dims = {}
     for name, values in groups.items():
         axes = [f"{name}_dim_{k}" for k in range(values.ndim - 2)]
-        if names is not None and name in est.model_.feature_axes:
-            axes[est.model_.feature_axes[name]] = "feature"
+        if names is not None and name in est._feature_axes():
+            axes[est._feature_axes()[name]] = "feature"
         dims[name] = axes
     return dims, ({} if names is None else {"feature": list(names)})
 

@@ -115,7 +115,7 @@ class BayesianLinearRegression(RegressorMixin, _BaseSGMCMC):
                  sampler="auto", subsampling="auto", batch_size="auto",
                  step_size="auto", preconditioner="auto", n_warmup=500, n_draws=1000,
                  thin=1, n_chains=4, n_jobs=None, random_state=None, verbose=0, init="laplace",
-                 max_doublings=3, normalize_y=True):
+                 max_doublings=3, draws_dtype="float64", normalize_y=True):
         _store_params(self, locals())
 
     def _make_model(self, n_features, n_outputs):

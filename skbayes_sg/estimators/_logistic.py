@@ -94,7 +94,8 @@ class BayesianLogisticRegression(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC)
                  subsampling="auto", batch_size="auto", step_size="auto",
                  preconditioner="auto", n_warmup=500, n_draws=1000, thin=1, n_chains=4,
                  n_jobs=None, random_state=None, verbose=0, init="laplace",
-                 max_doublings=3, class_weight=None, n_predict_draws=100):
+                 max_doublings=3, draws_dtype="float64", class_weight=None,
+                 n_predict_draws=100):
         _store_params(self, locals())
 
     _parameter_constraints: dict = {**_BaseSGMCMC._parameter_constraints,
@@ -120,6 +121,13 @@ class BayesianLogisticRegression(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC)
                     values = out[name][0]
                     out[f"{name}_centred"] = (values - values.mean(axis=2, keepdims=True), None)
         return out
+
+    def _feature_axes(self):
+        """The class-centred groups run over the features like the raw ones."""
+        axes = super()._feature_axes()
+        if not self.model_.softmax:
+            return axes
+        return {**axes, **{f"{name}_centred": axis for name, axis in axes.items()}}
 
     _judged_as = "identified"
 

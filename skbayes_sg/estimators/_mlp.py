@@ -104,16 +104,17 @@ class BayesianMLPClassifier(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC):
     _sparse = False
     _auto_subsampling, _cheap_subsampling = "uniform", None  # subsampling="auto": its default
 
-    def _noise_hint(self):
-        """Advice appended to the convergence warning.
+    def _advice(self, verdict):
+        """The convergence warning's last line.
 
         With the default ``sgnht`` the thermostat absorbs the minibatch noise, so the noise
         advice of the other samplers does not apply; for a network more draws mostly cost
-        memory, so the advice is a longer run at the same memory.
+        memory, so the advice is a longer run at the same memory (``thin``, ``max_doublings``),
+        after how far apart the chains' predictions are (``verdict.note``).
         """
-        advice = (" For a network, thin and max_doublings lengthen the run without storing "
-                  "more draws.")
-        return advice if self.sampler == "sgnht" else super()._noise_hint() + advice
+        noise = None if self.sampler == "sgnht" else self._noise_advice()
+        note = verdict.note or "The chains disagree"
+        return noise or f"{note}: increase thin and max_doublings."
 
     _judged_rows = 100  # training rows whose predictive log-probabilities judge convergence
     _judged_as = "predictive"
@@ -141,7 +142,9 @@ class BayesianMLPClassifier(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC):
                 return verdict
             problems = convergence_problems(verdict.rhat, verdict.ess_bulk, verdict.ess_tail, C,
                                             hint=_function_hint(loglik, verdict.rhat), noun=noun)
-            return verdict._replace(problems=problems)
+            note = ("Chains' mean predicted probabilities differ by at most "
+                    f"{_spread(loglik):.2g}")
+            return verdict._replace(problems=problems, note=note)
 
         return judge
 
@@ -149,7 +152,8 @@ class BayesianMLPClassifier(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC):
                  fit_intercept=True, sampler="sgnht", subsampling="uniform", batch_size=100,
                  step_size="auto", preconditioner="auto", n_warmup=1000, n_draws=200, thin=10,
                  n_chains=2, n_jobs=None, random_state=None, verbose=0, init="laplace",
-                 max_doublings=3, class_weight=None, n_predict_draws=100):
+                 max_doublings=3, draws_dtype="float64", class_weight=None,
+                 n_predict_draws=100):
         _store_params(self, locals())
 
     def _hidden(self):
@@ -179,7 +183,7 @@ def _function_hint(loglik, rhat, certain=0.99):
     probability above ``certain``, adds why such rows mix slowly.
     """
     proba = np.exp(loglik).mean(axis=1)  # (C, rows): each chain's mean predicted probability
-    spread = float(np.max(proba.max(axis=0) - proba.min(axis=0)))
+    spread = _spread(loglik)
     worst = float(proba[:, int(np.nanargmax(rhat))].mean())
     shown = f"1 - {1.0 - worst:.2g}" if worst > certain else f"{worst:.3g}"
     hint = (f" On the worst row the mean predicted probability of its class is {shown}; "
@@ -189,3 +193,9 @@ def _function_hint(loglik, rhat, certain=0.99):
         hint += (" Near-certain rows have log-probabilities that follow the scale of the "
                  "network's weights, which mixes slowly.")
     return hint
+
+
+def _spread(loglik):
+    """Largest difference between the chains' mean predicted probabilities over the rows."""
+    proba = np.exp(loglik).mean(axis=1)  # (C, rows)
+    return float(np.max(proba.max(axis=0) - proba.min(axis=0)))

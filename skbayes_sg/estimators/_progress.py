@@ -1,17 +1,19 @@
 """Plain progress lines for ``verbose``: phase, chains, steps, rate and ETA.
 
 ``verbose=0`` is silent: :func:`make_progress` returns None and the sampling loop pays nothing.
-``verbose=1`` prints, per phase (warm-up, sampling) and chain group, about ten lines (one per 10%
-of the steps) plus one line after the preprocessing and one at the end of ``fit``.  ``verbose>=2``
-prints a line after every block of steps and more detail on the preprocessing.  The callback runs
-once per block of up to 256 steps, never per step.
+``verbose=1`` prints one line after the preprocessing (the sampler, the gradient and the step that
+run), per phase (warm-up, sampling) and chain group at most ten lines (one per 10% of the steps,
+and at most one per block of up to 256 steps: a 1,000-step phase prints four), and one line at
+the end of ``fit`` with the R-hat and ESS its verdict judged.  ``verbose>=2`` prints a line after
+every block of steps and more detail on the preprocessing.  The callback runs once per block,
+never per step.
 """
 
 import sys
 
 import numpy as np
 
-__all__ = ["Progress", "make_progress"]
+__all__ = ["Progress", "describe_run", "make_progress"]
 
 _PREFIX = "[skbayes_sg]"
 
@@ -49,7 +51,7 @@ class Progress:
     Parameters
     ----------
     verbose : int
-        1: about ten lines per phase; 2 or more: a line per block.
+        1: at most ten lines per phase; 2 or more: a line per block.
     stream : file-like, optional
         Where to write; default ``sys.stdout`` at the time of the call.
     """
@@ -79,25 +81,65 @@ class Progress:
                    f"{done:>{len(str(total))}}/{total} steps | {rate:,.0f} steps/s"
                    f" | elapsed {format_seconds(seconds)} | ETA {format_seconds(eta)}")
 
-    def preprocessed(self, info, seconds, step_size, n_chains):
-        """One line after the preprocessing (more with ``verbose>=2``)."""
+    def preprocessed(self, plan, seconds, n_chains):
+        """One line after the preprocessing: the sampler, the gradient and the step that run
+        (more with ``verbose>=2``).
+
+        Parameters
+        ----------
+        plan : Plan
+            The engine's plan (:class:`skbayes_sg.fitting.Plan`): ``info``, ``sampler``,
+            ``estimator`` and ``tuning``.
+        seconds : float
+        n_chains : int
+        """
+        info = plan.info
         chains = f"{n_chains} chain" + ("s" if n_chains != 1 else "")
         self.write(f"preprocessing done in {format_seconds(seconds)} "
-                   f"({info['preprocessing_grad_evals']:,} gradient evaluations); "
-                   f"step size {step_size:.3g}, batch {info.get('batch_size', '?')}; "
-                   f"running {chains}")
+                   f"({info['preprocessing_grad_evals']:,} gradient evaluations); running "
+                   f"{chains} of {describe_run(plan)}")
         if self.verbose >= 2:
             extra = {k: v for k, v in info.items() if k != "preprocessing_grad_evals"}
             self.write("preprocessing details: " + ", ".join(
                 f"{k}={_short(v)}" for k, v in extra.items()))
 
     def finished(self, diagnostics):
-        """One line at the end of ``fit``: cost and the worst R-hat / ESS."""
+        """One line at the end of ``fit``: cost, the step, and the verdict's worst R-hat / ESS.
+
+        The R-hat and ESS are those the verdict judged: ``diagnostics["predictive_rhat"]`` for
+        the MLP, ``"identified_rhat"`` for a softmax, else the parameters' ``"rhat"``.
+        """
         d = diagnostics
+        prefix = _judged_prefix(d)
+        rhat, ess = d[f"{prefix}rhat"], d[f"{prefix}ess"]
+        label = prefix.replace("_", " ")
+        verdict = "converged" if d["converged"] else "not converged"
         self.write(f"done: sampling {format_seconds(d['sampling_seconds'])}, "
                    f"{d['n_grad_evals']:,} gradient evaluations ({d['data_passes']:.1f} data "
-                   f"passes); max R-hat {_nanmax(d['rhat']):.3f}, "
-                   f"min bulk ESS {_nanmin(d['ess']):.0f}; see summary()")
+                   f"passes), step {d['step_size']:.3g}; {label}R-hat max {_nanmax(rhat):.3f}, "
+                   f"{label}bulk ESS min {_nanmin(ess):.0f}: {verdict}; see summary()")
+
+
+def describe_run(plan):
+    """``"hmc on the full gradient, step adapted from 0.9"``, ``"sghmc on preferential_cv
+    minibatches of 100, step 0.28"``: what samples, on which gradient, with which step."""
+    sampler, tuning, name = plan.sampler, plan.tuning, plan.info["subsampling"]
+    if plan.estimator.exact:
+        gradient = "the full gradient" if name == "full" else f"the exact {name} gradient"
+    else:
+        gradient = f"{name} minibatches of {tuning.batch_size}"
+    step = ("step adapted from " if sampler.adapts_step_size else "step ") + \
+        f"{tuning.step_size:.3g}"
+    return f"{sampler.name} on {gradient}, {step}"
+
+
+def _judged_prefix(diagnostics):
+    """``"predictive_"`` / ``"identified_"`` where the verdict judged functions of the
+    parameters (``diagnostics_`` then holds ``f"{prefix}rhat"``), else ``""``."""
+    for key in diagnostics:
+        if key.endswith("_rhat"):
+            return key[:-len("rhat")]
+    return ""
 
 
 def _nanmax(a):

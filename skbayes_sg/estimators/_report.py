@@ -96,12 +96,16 @@ class _ReportMixin:
                   f"step size {d['step_size']:.3g}")
         return PosteriorSummary(groups, cost, warnings, header, max_rows, self._axis_labels())
 
+    def _feature_axes(self):
+        """``{group: axis of its shape that runs over the features}`` of the reported groups."""
+        return self.model_.feature_axes
+
     def _axis_labels(self):
         """``{group: {axis: feature names}}`` when ``feature_names_in_`` exists."""
         names = getattr(self, "feature_names_in_", None)
         if names is None:
             return {}
-        return {group: {axis: list(names)} for group, axis in self.model_.feature_axes.items()}
+        return {group: {axis: list(names)} for group, axis in self._feature_axes().items()}
 
     def _training_targets(self, y, n_rows):
         y = column_or_1d(y)

@@ -1,12 +1,11 @@
 """The fit engine's entry point: :func:`fit_posterior` and its :class:`FitResult` record."""
 
 import time
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..utils import ApproximationWarning, user_stacklevel
+from ..utils import ApproximationWarning, warn_user
 from ._extend import extend_until_converged
 from ._compat import check_combination
 from ._fit import sample_with_retries
@@ -77,9 +76,9 @@ def fit_posterior(posterior, settings, streams, judge, *, progress=None):
     t0 = time.perf_counter()
     plan = prepare(posterior, s, streams)
     t1 = time.perf_counter()
-    _warn_user_step(s, plan.tuning)
+    _warn_user_step(s, plan)
     if progress is not None:
-        progress.preprocessed(plan.info, t1 - t0, plan.tuning.step_size, s.n_chains)
+        progress.preprocessed(plan, t1 - t0, s.n_chains)
     min_seconds = s.config.parallel_min_seconds
     run = sample_with_retries(plan, streams, auto=s.step_size == "auto", config=s.config,
                               n_warmup=s.n_warmup, n_draws=s.n_draws, thin=s.thin,
@@ -95,17 +94,28 @@ def fit_posterior(posterior, settings, streams, judge, *, progress=None):
                      phases)
 
 
-def _warn_user_step(settings, tuning):
+def _warn_user_step(settings, plan):
     """Warn, before sampling, when a user-set step is predicted to bias the posterior variance
-    by over ``config.step_bias_max``."""
+    by over ``config.step_bias_max`` (closed-form stationary variance of the sampler on the
+    Laplace approximation, with the measured gradient noise).  The step it advises is what
+    ``step_size="auto"`` runs for the same sampler at the same batch size."""
+    tuning = plan.tuning
     err = tuning.variance_error
     if settings.step_size == "auto" or err <= settings.config.step_bias_max:
         return
     effect = ("makes the sampler unstable" if not np.isfinite(err) else
               f"is predicted to put the posterior variance {100 * err:.0f}% off")
-    warnings.warn(
-        f"step_size={settings.step_size:g} {effect} (closed-form stationary variance of the "
-        f"sampler on the Laplace approximation, with the measured gradient noise); "
-        f"posterior sds will be wrong. Use step_size='auto' (here "
-        f"{tuning.auto_step_size:.3g}) or a step at most that large.",
-        ApproximationWarning, stacklevel=user_stacklevel())
+    warn_user(
+        f"step_size={settings.step_size:g} {effect}: posterior sds will be wrong.\n"
+        f"step_size='auto' gives {tuning.auto_step_size:.3g} for {_sampler_label(settings, plan)}"
+        f", batch_size={tuning.batch_size} here: use it or a smaller step.",
+        ApproximationWarning)
+
+
+def _sampler_label(settings, plan):
+    """The sampler as the user can ask for it again: ``sampler='auto' (sghmc)``, ..."""
+    if not isinstance(settings.sampler, str):
+        return f"this {plan.sampler.name} sampler"
+    if settings.sampler == "auto":
+        return f"sampler='auto' ({plan.sampler.name})"
+    return f"sampler='{settings.sampler}'"

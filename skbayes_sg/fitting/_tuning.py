@@ -152,9 +152,11 @@ def _decide(sampler, estimator, noise, curvature, step_size, batch_size, evals, 
     lam_max, lam_min, n_data = curvature.lam_max, curvature.lam_min, estimator.n_data
     if sampler.adapts_step_size:
         auto, rule = sampler.initial_step_size(lam_max), step_rule(sampler, noise)
-    else:
+    else:  # auto: what step_size="auto" runs (reported for a given step too)
         auto, rule = best_step(sampler, lam_max, noise, lam_min=lam_min, n_data=n_data,
-                               subtract=subtract and step_size == "auto")
+                               subtract=subtract)
+        if step_size != "auto" and subtract:  # a given step runs the textbook scheme
+            rule = best_step(sampler, lam_max, noise, lam_min=lam_min, n_data=n_data)[1]
     used = rule["nu_low"] is not None  # the subtracting rule gave the larger step
     h = auto if step_size == "auto" else float(step_size)
     error = variance_error(sampler, h, lam_max, rule["nu"], lam_min=lam_min, n_data=n_data,

@@ -95,8 +95,8 @@ def _lbfgs_search(posterior, max_iter):
             break
     if not res.success and done >= max_iter:
         warnings.warn(
-            f"Mode finding (L-BFGS) did not converge in {max_iter} iterations: "
-            f"{res.message}. Standardize X or increase prior regularisation.",
+            f"Mode search (L-BFGS) not converged in {max_iter} iterations: "
+            f"{res.message}.\nStandardize X, or use a smaller prior_scale.",
             ConvergenceWarning, stacklevel=user_stacklevel(),
         )
     return theta, int(nfev) * posterior.n_rows + evals, gram

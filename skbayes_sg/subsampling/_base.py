@@ -52,12 +52,11 @@ CORRECTION_CONSTRAINT = [StrOptions(set(CORRECTIONS)), BaseCorrection]
 
 # benchmarks/results/bench_shared.md: uniform minibatches shared by 4 chains on the exact linear posterior
 _SHARED_PLAIN = (
-    "shared_minibatch=True with plain minibatch sums: the chains' gradient noise is mostly "
-    "common to them, so they are not independent and R-hat and the effective sample size, which "
-    "assume independent chains, overstate the information (draws of different chains "
-    "correlated 0.35 and the ESS was about 1.7x too large in benchmarks/bench_shared.md). Use "
-    "control variates (correction='cv', ControlVariates, PreferentialCV), with which no "
-    "dependence was measurable, or shared_minibatch=False.")
+    "shared_minibatch=True with plain minibatch sums: the chains are not independent\n"
+    "(their noise is common), so R-hat and ESS overstate the information (ESS ~1.7x in "
+    "bench_shared).\n"
+    "Use control variates (correction='cv', ControlVariates, PreferentialCV) or "
+    "shared_minibatch=False.")
 
 
 @dataclass(frozen=True, eq=False)

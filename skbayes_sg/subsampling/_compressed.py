@@ -179,11 +179,10 @@ class Compressed(BaseStrategy):
                    "compression_shift": shift, "compression_seconds": comp.seconds,
                    "compression_rounds": comp.n_rounds}
         warning = () if shift <= _SHIFT_WARN else (
-            f"subsampling='compressed' samples an approximate posterior whose mode is about "
-            f"{shift:.2g} posterior sds from the full-data mode "
-            f"(preprocessing_['compression_shift']: one Newton step; compression ratio "
-            f"{ratio:.3g}). For a closer approximation use a smaller radius or a larger "
-            "target_ratio.",)
+            f"subsampling='compressed': the approximate posterior's mode is {shift:.2g} posterior "
+            "sds from the exact one\n"
+            f"(preprocessing_['compression_shift'], at compression ratio {ratio:.3g}).\n"
+            "For a closer approximation use a smaller radius or a larger target_ratio.",)
         return replace(inner, n_grad_evals=inner.n_grad_evals + n_evals, outputs=outputs,
                        warnings=inner.warnings + warning)
 
