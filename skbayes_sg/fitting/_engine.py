@@ -15,7 +15,7 @@ from ._prepare import Plan, prepare
 __all__ = ["FitResult", "check_settings", "fit_posterior"]
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, kw_only=True)
 class FitResult:
     """What one fit produced.
 
@@ -90,8 +90,8 @@ def fit_posterior(posterior, settings, streams, judge, *, progress=None):
     elapsed = time.perf_counter() - t1
     phases = {**plan.phases, "sampling": (run.seconds, run.n_grad_evals),
               "verdict": (max(elapsed - run.seconds, 0.0), 0)}
-    return FitResult(run.draws, verdict, plan, run.n_grad_evals, run.step_sizes, run.info,
-                     phases)
+    return FitResult(draws=run.draws, verdict=verdict, plan=plan, n_grad_evals=run.n_grad_evals,
+                     step_sizes=run.step_sizes, info=run.info, phases=phases)
 
 
 def _warn_user_step(settings, plan):

@@ -26,7 +26,7 @@ from ._tuning import Tuning, measure_curvature, tune
 __all__ = ["Plan", "prepare"]
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, kw_only=True)
 class Plan:
     """Everything sampling needs, decided and built once per fit.
 
@@ -128,8 +128,9 @@ def prepare(posterior, settings, streams):
             "batch_size": tuning.batch_size, "laplace_hessian_rows": laplace.hessian_rows,
             "sampler": sampler.name, "subsampling": strategy.name, **estimator.outputs}
     step = _step_seconds(sampler, estimator, tuning, clock.phases["mode"])
-    return Plan(posterior, laplace, precond, estimator, tuning, theta0, info, sampler,
-                dict(clock.phases), step)
+    return Plan(posterior=posterior, laplace=laplace, precond=precond, estimator=estimator,
+                tuning=tuning, theta0=theta0, info=info, sampler=sampler,
+                phases=dict(clock.phases), step_seconds=step)
 
 
 def _step_seconds(sampler, estimator, tuning, mode):

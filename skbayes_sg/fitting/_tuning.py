@@ -20,7 +20,7 @@ from ._rules import auto_batch_size, best_step, step_rule, variance_error
 __all__ = ["Curvature", "Tuning", "measure_curvature", "tune"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Tuning:
     """What tuning decided: step and batch sizes, and the measurements behind them.
 
@@ -161,5 +161,9 @@ def _decide(sampler, estimator, noise, curvature, step_size, batch_size, evals, 
     h = auto if step_size == "auto" else float(step_size)
     error = variance_error(sampler, h, lam_max, rule["nu"], lam_min=lam_min, n_data=n_data,
                            nu_low=rule["nu_low"])
-    return Tuning(h, int(batch_size), noise.level(), lam_max, lam_min, int(evals), error, auto,
-                  noise.variance if used else None, rule["nu"] if used else None, *clock)
+    return Tuning(step_size=h, batch_size=int(batch_size), gradient_noise=noise.level(),
+                  curvature=lam_max, curvature_min=lam_min, n_grad_evals=int(evals),
+                  variance_error=error, auto_step_size=auto,
+                  noise_correction=noise.variance if used else None,
+                  noise_left=rule["nu"] if used else None, pilot_seconds=clock[0],
+                  pilot_chain_estimates=clock[1])
