@@ -13,8 +13,7 @@ import numpy as np
 from sklearn.utils import assert_all_finite
 from sklearn.utils.multiclass import check_classification_targets
 
-from ..estimators._checks import check_X_scale
-from ..utils._scale import _SAFE
+from ..utils import SAFE_MOMENTS, check_X_scale
 
 __all__ = ["fit_data", "predict_blockwise"]
 
@@ -109,7 +108,7 @@ def _encode(est, X, y):
         raise ValueError(f"Input y contains {bad}.")
     m = max(abs(float(lo)), abs(float(hi)))
     mean, std = float(mean), float(std)
-    if m > 0 and not _SAFE[0] < m < _SAFE[1]:  # NumPy's moments over- or underflow: on y / m
+    if m > 0 and not SAFE_MOMENTS[0] < m < SAFE_MOMENTS[1]:  # NumPy's moments over- or underflow: on y / m
         mean, std = (m * float(v) for v in dask.compute((y / m).mean(), (y / m).std()))
     if sq and not np.isfinite(sq[0]):
         raise ValueError(f"y reaches {m:.3g}: its squared residuals overflow float64 with "

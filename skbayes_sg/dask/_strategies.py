@@ -15,8 +15,7 @@ import numpy as np
 
 from ..models import Posterior
 from ..preprocessing import Anchor
-from ..preprocessing._weights import (_MC_DRAWS, _glm_scores, _monte_carlo_scores,
-                                      _row_sq_norms, _softmax_scores)
+from ..preprocessing import row_scores, score_evals_per_row
 from ..subsampling import ExactGradient, GradientEstimator, StrategyData, UniformIndex
 from ..subsampling._corrections import ControlVariate, MinibatchSum, ModeAnchor
 from ._index import DaskIndex, WeightTargets
@@ -89,18 +88,10 @@ def _uniform(data, batch_size, gather_rows):
 
 
 def _scores(X, y, model, prior, laplace, kind, rng):
-    """Worker side: the unnormalised preference scores of one chunk's rows (as in memory)."""
+    """Worker side: the unnormalised preference scores of one chunk's rows (as in memory; every
+    chunk gets a copy of ``rng``: the same Laplace draws as the in-memory pass)."""
     block = Posterior(model, prior, np.asarray(X), np.asarray(y))
-    if kind == "gradient_norm":
-        r = model.response(laplace.mode[None], block.X, block.y)[0]
-        r = np.abs(r) if r.ndim == 1 else np.linalg.norm(r, axis=1)
-        s = r * np.sqrt(_row_sq_norms(model, block.X))
-    elif model.softmax:
-        s = _softmax_scores(block, laplace)
-    elif model.is_glm:
-        s = _glm_scores(block, laplace)[0]
-    else:  # every chunk gets a copy of rng: the same Laplace draws as the in-memory pass
-        s = _monte_carlo_scores(block, laplace, rng)
+    s = row_scores(block, laplace, kind, rng)[0]
     return np.where(np.isfinite(s) & (s > 0), s, 0.0)
 
 
@@ -116,7 +107,7 @@ def _weights(posterior, laplace, kind, uniform_mix, rng):
         s, 1.0 / n)
     p = (p / float(p.sum().compute())).persist()
     cdf = p.map_blocks(np.cumsum, dtype=np.float64).persist()
-    evals = n if kind == "gradient_norm" or posterior.model.is_glm else (_MC_DRAWS + 1) * n
+    evals = score_evals_per_row(posterior.model, kind) * n
     return p, cdf, evals
 
 

@@ -16,7 +16,7 @@ from ..models._finite import peak_abs
 from ..samplers import SAMPLERS, BaseSampler
 from ..subsampling import SUBSAMPLING, BaseStrategy
 from ..utils import ApproximationWarning, ConvergenceWarning, make_rng, make_streams, warn_user
-from ._checks import check_weight_total, check_X_scale
+from ..utils import check_weight_total, check_X_scale
 from ._dask_hooks import DASK_METHODS, dask_backend, dask_dispatch
 from ._messages import convergence_message, noise_advice, run_longer_advice
 from ._progress import make_progress

@@ -10,7 +10,7 @@ from sklearn.utils import assert_all_finite
 from sklearn.utils.validation import check_is_fitted
 
 from ..models._finite import overflow_free_limit, peak_abs, shrink_rows
-from ._checks import check_class_weight, check_weight_total
+from ..utils import check_class_weight, check_weight_total
 
 __all__ = ["_ClassifierMixin"]
 

@@ -13,7 +13,7 @@ from ..models._sparse import row_dot
 from ..utils import location_scale, make_rng, row_chunks, standardize
 from ..utils._scale import weighted_moments
 from ._base import SCALE_MAX, SCALE_MIN, _BaseSGMCMC, _store_params
-from ._checks import WEIGHT_SUM_MAX
+from ..utils import WEIGHT_SUM_MAX
 from ._docs import COMMON_ATTRIBUTES, COMMON_PARAMETERS, REFERENCES, REPORT_NOTES
 
 __all__ = ["BayesianLinearRegression"]

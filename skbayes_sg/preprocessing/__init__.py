@@ -10,8 +10,9 @@ from ._warm import subsample_hessian
 from ._pilot import GradientNoise, gradient_noise, power_curvature
 from ._compress import Compression, compress
 from ._stratify import RowView, Strata, allocate_batch, group_sums, kmeans_strata, merge_strata
+from ._lipschitz import lipschitz_constants
 from ._weights import (curvature_weights, curvature_weights_and_anchor, gradient_norm_weights,
-                       lipschitz_constants, mix_uniform)
+                       mix_uniform, row_scores, score_evals_per_row)
 
 __all__ = [
     "Compression", "DENSE_MAX_PARAMS", "LOWRANK_RANK", "RowView", "Strata", "allocate_batch",
@@ -21,5 +22,6 @@ __all__ = [
     "ModeResult", "uses_dense", "lbfgs_mode", "mode_shift",
     "power_curvature", "whitened_curvature", "curvature_weights", "gradient_norm_weights",
     "lipschitz_constants", "mix_uniform", "subsample_hessian", "Anchor", "anchor_at",
-    "anchor_terms", "curvature_weights_and_anchor", "FeatureGram",
+    "anchor_terms", "curvature_weights_and_anchor", "FeatureGram", "row_scores",
+    "score_evals_per_row",
 ]

@@ -14,17 +14,17 @@ from ..models._sparse import row_dot, row_sq_norms, squared
 from ._anchor import Anchor, store_responses
 
 __all__ = ["curvature_weights", "curvature_weights_and_anchor", "gradient_norm_weights",
-           "lipschitz_constants", "mix_uniform"]
+           "mix_uniform", "per_row", "row_scores", "row_sq_norms_glm", "score_evals_per_row"]
 
 _MC_DRAWS = 4  # Laplace draws for the Monte-Carlo curvature weights
 
 
-def _row_sq_norms(model, X):
+def row_sq_norms_glm(model, X):
     """``||x~_i||^2`` of the rows of ``X`` (a GLM's design rows)."""
     return row_sq_norms(X) + float(model.fit_intercept)
 
 
-def _per_row(posterior, fn, width):
+def per_row(posterior, fn, width):
     """``fn(X_chunk, y_chunk) -> (chunk,)`` on all rows, in chunks of ``width`` floats per row."""
     out = np.empty(posterior.n_rows)
     for sl in posterior.chunks(width):
@@ -86,17 +86,8 @@ def gradient_norm_weights(posterior, laplace, uniform_mix=0.1):
     n_grad_evals : int
         One pass over the rows.
     """
-    model, theta = posterior.model, laplace.mode
-
-    def norms(X, y):
-        if not model.is_glm:
-            return np.sqrt(row_sq_norms(model.per_example_grad(theta, X, y)))
-        r = model.response(theta[None], X, y)[0]
-        r = np.abs(r) if r.ndim == 1 else np.linalg.norm(r, axis=1)
-        return r * np.sqrt(_row_sq_norms(model, X))
-
-    scores = _per_row(posterior, norms, 2 * model.n_params)
-    return _finish(posterior, scores, uniform_mix), posterior.n_rows
+    scores, evals, _ = row_scores(posterior, laplace, "gradient_norm")
+    return _finish(posterior, scores, uniform_mix), evals
 
 
 def curvature_weights(posterior, laplace, uniform_mix=0.1, rng=None):
@@ -123,15 +114,53 @@ def curvature_weights_and_anchor(posterior, laplace, uniform_mix=0.1, rng=None, 
     """``(p, n_grad_evals, anchor)``: :func:`curvature_weights`, and with ``anchor`` the
     control-variate :class:`~skbayes_sg.preprocessing.Anchor` at ``laplace.mode`` from the same
     pass where the model allows it (binary logistic, fixed-noise linear; else None)."""
-    rng = np.random.default_rng(0) if rng is None else rng
-    model, n, found = posterior.model, posterior.n_rows, None
-    if model.softmax:
-        scores, evals = _softmax_scores(posterior, laplace), n
-    elif model.is_glm:
-        (scores, found), evals = _glm_scores(posterior, laplace, anchor=anchor), n
-    else:
-        scores, evals = _monte_carlo_scores(posterior, laplace, rng), (_MC_DRAWS + 1) * n
+    scores, evals, found = row_scores(posterior, laplace, "curvature", rng, anchor=anchor)
     return _finish(posterior, scores, uniform_mix), evals, found
+
+
+def row_scores(posterior, laplace, kind, rng=None, anchor=False):
+    """``(scores (n_rows,), n_grad_evals, anchor or None)``: the unnormalised preference scores
+    of ``posterior``'s rows, before the multiplicities and the uniform mix.
+
+    ``kind`` is ``"gradient_norm"`` (:func:`gradient_norm_weights`) or ``"curvature"``
+    (:func:`curvature_weights`); ``anchor`` as in :func:`curvature_weights_and_anchor`.  Rows
+    elsewhere (dask) call it on each in-memory block of rows, with the same ``rng``.
+    """
+    rng = np.random.default_rng(0) if rng is None else rng
+    return _SCORES[kind](posterior, laplace, rng, anchor)
+
+
+def score_evals_per_row(model, kind):
+    """Per-example evaluations :func:`row_scores` spends on a row of ``model``: one, or for the
+    Monte-Carlo curvature of models other than GLMs one per Laplace draw and one at the mode."""
+    return _MC_DRAWS + 1 if kind == "curvature" and not model.is_glm else 1
+
+
+def _gradient_norm_scores(posterior, laplace, rng, anchor):
+    model, theta = posterior.model, laplace.mode
+
+    def norms(X, y):
+        if not model.is_glm:
+            return np.sqrt(row_sq_norms(model.per_example_grad(theta, X, y)))
+        r = model.response(theta[None], X, y)[0]
+        r = np.abs(r) if r.ndim == 1 else np.linalg.norm(r, axis=1)
+        return r * np.sqrt(row_sq_norms_glm(model, X))
+
+    return per_row(posterior, norms, 2 * posterior.model.n_params), posterior.n_rows, None
+
+
+def _curvature_scores(posterior, laplace, rng, anchor):
+    model, n = posterior.model, posterior.n_rows
+    if model.softmax:
+        return _softmax_scores(posterior, laplace), n, None
+    if model.is_glm:
+        scores, found = _glm_scores(posterior, laplace, anchor=anchor)
+        return scores, n, found
+    return (_monte_carlo_scores(posterior, laplace, rng),
+            score_evals_per_row(model, "curvature") * n, None)
+
+
+_SCORES = {"gradient_norm": _gradient_norm_scores, "curvature": _curvature_scores}
 
 
 def _glm_scores(posterior, laplace, anchor=False):
@@ -225,7 +254,7 @@ def _softmax_scores(posterior, laplace):
         return np.sqrt(np.maximum(tr, 0.0) * row_sq_norms(X1))
 
     # floats per row of the widest temporaries: T (K K d1) when dense, else a few (n, K) and X~
-    return _per_row(posterior, score, K * K * d1 + K * d1 if laplace.dense else 4 * K + 2 * d1)
+    return per_row(posterior, score, K * K * d1 + K * d1 if laplace.dense else 4 * K + 2 * d1)
 
 
 def _monte_carlo_scores(posterior, laplace, rng):
@@ -244,32 +273,4 @@ def _monte_carlo_scores(posterior, laplace, rng):
             acc = acc + row_sq_norms(model.per_example_grad(theta, X, y) - g0)
         return np.sqrt(acc / _MC_DRAWS)
 
-    return _per_row(posterior, score, 2 * model.n_params)
-
-
-def lipschitz_constants(posterior, laplace):
-    """Per-row constants ``L_i`` of ``∇(m_i f_i)`` (seed 004 Assumption 1, App. C).
-
-    Binary logistic ``||x~_i||^2 / 4``; softmax ``||x~_i||^2 / 2`` (the largest eigenvalue of
-    ``diag(s) - s s'`` is at most 1/2); fixed-noise linear ``||x~_i||^2 / sigma^2``.  Inferred
-    noise has no global constant: the spectral norm of ``H_i`` at the mode ``laplace.mode`` is used
-    (local), ``(T + sqrt(T^2 + 8 e_i^2 ||x~_i||^2)) / (2 sigma^2)``, ``T = ||x~_i||^2 + 2 e_i^2``,
-    ``e_i`` the residual.  Other models (the MLP) raise ``ValueError``.  Multiplicities scale
-    ``L_i`` by ``m_i``.
-    """
-    model, mode = posterior.model, laplace.mode
-    if not (model.is_glm or model.is_regression):
-        raise ValueError(f"No Lipschitz constants are known for {type(model).__name__}.")
-    sq = _per_row(posterior, lambda X, y: _row_sq_norms(model, X), posterior.X.shape[1])
-    if not model.is_regression:
-        L = sq / (4.0 if model.n_classes == 2 else 2.0)
-    elif model.is_glm:
-        L = sq / model.noise_std**2
-    else:
-        inv_var = np.exp(-2.0 * mode[-1])
-        e2 = _per_row(posterior, lambda X, y: model.response(mode[None], X, y)[0] ** 2,
-                      posterior.X.shape[1])
-        e2 /= inv_var**2  # response = -e / sigma^2
-        T = sq + 2.0 * e2
-        L = 0.5 * inv_var * (T + np.sqrt(T * T + 8.0 * e2 * sq))
-    return L if posterior.weight is None else L * posterior.weight
+    return per_row(posterior, score, 2 * model.n_params)

@@ -2,9 +2,9 @@
 
 import numpy as np
 
-__all__ = ["location_scale", "standardize", "weighted_moments"]
+__all__ = ["location_scale", "standardize", "weighted_moments", "SAFE_MOMENTS"]
 
-_SAFE = (1e-100, 1e100)  # max |y| for which NumPy's mean and std neither overflow nor underflow
+SAFE_MOMENTS = (1e-100, 1e100)  # max |y| for which NumPy's mean and std neither overflow nor underflow
 
 
 def location_scale(y, center=True, weight=None):
@@ -41,7 +41,7 @@ def location_scale(y, center=True, weight=None):
         p, u = weight / np.sum(weight), y / m
         mu = float(p @ u)
         mean, sd = m * mu, m * float(np.sqrt(p @ np.square(u - mu)))
-    elif _SAFE[0] < m < _SAFE[1]:
+    elif SAFE_MOMENTS[0] < m < SAFE_MOMENTS[1]:
         mean, sd = float(np.mean(y)), float(np.std(y))
     elif m > 0:
         u = y / m
