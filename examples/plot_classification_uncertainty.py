@@ -85,10 +85,10 @@ for ax, values, title, cmap in [(axes[0], p_mean, "posterior-predictive p(y=1|x)
                                 (axes[1], p_sd, "sd of p(y=1|x) over draws", "viridis")]:
     im = ax.contourf(g0, g1, values, levels=20, cmap=cmap)
     ax.scatter(X[:, 0], X[:, 1], c=y, cmap="RdBu_r", edgecolors="k", s=12, linewidths=0.5)
-    ax.set(title=title, xticks=[], yticks=[])
+    ax.set(title=title, xlabel="X[:, 0] (moons)", ylabel="X[:, 1]", xticks=[], yticks=[])
     fig.colorbar(im, ax=ax)
 ax = axes[2]
-ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls=":")
+ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls=":", label="calibrated")
 for name, (conf, freq, ece) in curves.items():
     ax.plot(conf, freq, "o-", ms=4, label=f"{name} (ECE {ece:.3f})")
 ax.set(xlabel="mean predicted probability", ylabel="observed frequency",

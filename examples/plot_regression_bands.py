@@ -91,7 +91,7 @@ pos = np.arange(coef.shape[1])
 ax.errorbar(coef.mean(0), pos + 0.15, xerr=2 * coef.std(0), fmt="o", ms=3,
             label="Bayesian (±2 sd)")
 ax.errorbar(ridge.coef_, pos - 0.15, xerr=2 * coef_sd_r, fmt="s", ms=3, color="k",
-            label="BayesianRidge")
+            label="BayesianRidge (±2 sd)")
 ax.set(yticks=pos, yticklabels=data.feature_names, xlabel="coefficient (per feature sd)",
        title="coefficients")
 ax.axvline(0, color="grey", lw=0.5)

@@ -3,14 +3,21 @@
 
 ``Pipeline(HashingVectorizer, BayesianLogisticRegression)`` on generated documents: two topics
 ("sports", "science") share a vocabulary of filler words; each topic has its own words.  The
-vectorizer gives a CSR matrix of 2^16 hashed, l2-normalised features, which the estimator keeps
-sparse (memory follows the stored entries, not rows x features).  Three kinds of test documents:
+vectorizer gives a CSR matrix of 2^14 hashed, l2-normalised features, which the estimator keeps
+sparse (memory follows the stored entries, not rows x features); ``draws_dtype="float32"`` stores
+the 16,385-coefficient draws in half the memory.  Three kinds of test documents:
 
 * clear: written like the training documents -- confident, correct predictions;
-* mixed: half of each topic's words -- p(y=1|x) near 1/2, a moderate spread over draws;
-* unseen: words never seen in training -- their hashed coefficients keep the prior, so the
-  posterior-predictive probability is near the base rate *and* its spread over posterior draws is
-  large: the model says it does not know, where ``LogisticRegression`` gives one number.
+* mixed: each topic word from either topic with probability 1/2 -- p(y=1|x) anywhere between
+  0 and 1 as the draw of words falls, its spread over draws largest near 1/2;
+* unseen: words never seen in training -- their hashed coefficients (bar a few hash collisions)
+  keep the prior, so the posterior-predictive probability is near the base rate *and* its spread
+  over posterior draws is large: the model says it does not know, where ``LogisticRegression``
+  gives one number.
+
+With this many coefficients the chains mix slowly and ``fit`` raises a ConvergenceWarning; the
+predictive probabilities and their spread over draws, which the figure shows, barely move when
+the chains run longer.
 
 Set SKBAYES_SG_FAST=1 for a quick smoke run; SKBAYES_SG_FIGURES=<dir> moves the PNG.
 """
@@ -18,9 +25,9 @@ Set SKBAYES_SG_FAST=1 for a quick smoke run; SKBAYES_SG_FIGURES=<dir> moves the 
 # %%
 # The lines that matter::
 #
-#     clf = make_pipeline(HashingVectorizer(n_features=2**16),
-#                         BayesianLogisticRegression(random_state=0)).fit(docs, y)   # X stays sparse
-#     proba = clf.predict_proba(new_docs)
+#     clf = make_pipeline(HashingVectorizer(n_features=2**14),    # X stays sparse
+#                         BayesianLogisticRegression(draws_dtype="float32", random_state=0))
+#     proba = clf.fit(docs, y).predict_proba(new_docs)
 
 import os
 from pathlib import Path
@@ -37,8 +44,9 @@ from skbayes_sg import BayesianLogisticRegression
 
 FAST = os.environ.get("SKBAYES_SG_FAST") == "1"
 FIGURES = Path(os.environ.get("SKBAYES_SG_FIGURES") or Path(__file__).parent / "figures")
-SHORT = dict(n_warmup=100, n_draws=100) if FAST else dict(n_draws=500)
-N_TRAIN, N_TEST = (1000, 150) if FAST else (20_000, 600)
+SHORT = dict(n_warmup=100, n_draws=100) if FAST else dict(n_draws=250)
+# fewer than ~3,000 documents on 2^14 features would select the (slower) wide-data Laplace
+N_TRAIN, N_TEST = (4_000, 150) if FAST else (5_000, 600)
 matplotlib.use("Agg")  # write files, open no window
 
 rng = np.random.default_rng(0)
@@ -71,8 +79,9 @@ y_clear = rng.integers(0, 2, N_TEST)
 tests = {"clear": [documents(1, 0.9 if label else 0.1)[0] for label in y_clear],
          "mixed": documents(N_TEST, 0.5), "unseen": unseen(N_TEST)}
 
-vectorizer = HashingVectorizer(n_features=2**16, alternate_sign=False)
-bayes = make_pipeline(vectorizer, BayesianLogisticRegression(random_state=0, **SHORT))
+vectorizer = HashingVectorizer(n_features=2**14, alternate_sign=False)
+bayes = make_pipeline(vectorizer, BayesianLogisticRegression(draws_dtype="float32", random_state=0,
+                                                             **SHORT))
 bayes.fit(train, y_train)
 point = make_pipeline(vectorizer, LogisticRegression(C=1.0)).fit(train, y_train)
 X_train = vectorizer.transform(train)
