@@ -31,11 +31,7 @@ def test_linear_regression_fits_y_with_a_large_offset(offset):
 
 
 rng = np.random.default_rng(0)
-
-
 X = rng.normal(size=(60, 3))
-
-
 y_reg = X @ [1.0, 2.0, 3.0]
 
 
@@ -82,8 +78,6 @@ def test_extreme_prior_scales_logistic_mode(prior_scale):
 
 
 BIG = np.finfo(float).max
-
-
 EXTREME = np.array([[1e308, 0.0, 0.0], [-1e308, 0.0, 0.0], [1e308, -1e308, 0.0],
                     [BIG, BIG, -BIG], [0.5, 0.0, 1e300]])
 

@@ -77,7 +77,8 @@ def test_svrg_ewsg_through_estimators(strategy, sampler, cancer):
     X, y = cancer
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        clf = BayesianLogisticRegression(subsampling=strategy, sampler=sampler, **SUBSAMPLED).fit(X, y)
+        clf = BayesianLogisticRegression(subsampling=strategy, sampler=sampler,
+                                         **SUBSAMPLED).fit(X, y)
         assert clf.score(X, y) > 0.95
         Xr = X[:, :5]
         reg = BayesianLinearRegression(subsampling=strategy, sampler=sampler, **SUBSAMPLED).fit(
@@ -125,7 +126,8 @@ def test_stratified_through_all_estimators(sub, cancer):
         fits = [BayesianLogisticRegression(subsampling=sub, **SUBSAMPLED).fit(X, y),
                 BayesianLinearRegression(subsampling=sub, **SUBSAMPLED).fit(
                     StandardScaler().fit_transform(Xd), (yd - yd.mean()) / yd.std()),
-                BayesianMLPClassifier(hidden_layer_sizes=(8,), subsampling=sub, **SUBSAMPLED).fit(X, y)]
+                BayesianMLPClassifier(hidden_layer_sizes=(8,), subsampling=sub,
+                                      **SUBSAMPLED).fit(X, y)]
     k = 20 if isinstance(sub, str) else 5
     for est, n_rows in zip(fits, [X.shape[0], Xd.shape[0], X.shape[0]]):
         pre = est.preprocessing_
@@ -145,14 +147,17 @@ def test_grid_search_n_clusters_and_samplers(cancer):
     with pytest.raises(ValueError, match="exact full-data gradient"):
         BayesianLogisticRegression(sampler="hmc", subsampling="stratified", **SUBSAMPLED).fit(X, y)
     for sampler in ["psgld", "sgnht"]:
-        BayesianLogisticRegression(sampler=sampler, subsampling="stratified", **SUBSAMPLED).fit(X, y)
-    svrg = BayesianLogisticRegression(subsampling=Stratified(correction="svrg"), **SUBSAMPLED).fit(X, y)
+        BayesianLogisticRegression(sampler=sampler, subsampling="stratified",
+                                   **SUBSAMPLED).fit(X, y)
+    svrg = BayesianLogisticRegression(subsampling=Stratified(correction="svrg"),
+                                      **SUBSAMPLED).fit(X, y)
     assert svrg.preprocessing_["anchor_batch_size"] == X.shape[0]
 
 
 def test_compressed_through_estimators(cancer):
     X, y = cancer
-    clf = BayesianLogisticRegression(sampler="hmc", subsampling="compressed", **SUBSAMPLED).fit(X, y)
+    clf = BayesianLogisticRegression(sampler="hmc", subsampling="compressed",
+                                     **SUBSAMPLED).fit(X, y)
     pre = clf.preprocessing_
     assert pre["n_centroids"] == math.ceil(0.1 * X.shape[0])
     assert pre["compression_ratio"] == pre["n_centroids"] / X.shape[0]
@@ -172,7 +177,8 @@ def test_compressed_through_estimators(cancer):
         BayesianLogisticRegression(sampler="hmc", subsampling=Compressed(inner="uniform"),
                                    **SUBSAMPLED).fit(X, y)
     with pytest.raises(ValueError, match="inner must be"):
-        BayesianLogisticRegression(subsampling=Compressed(inner="compressed"), **SUBSAMPLED).fit(X, y)
+        BayesianLogisticRegression(subsampling=Compressed(inner="compressed"),
+                                   **SUBSAMPLED).fit(X, y)
 
 
 def test_one_sample_fit_and_bad_hyperparameters():

@@ -7,7 +7,7 @@ from support.problems import make_problem
 
 @pytest.fixture
 def heavy_problem():
-    """``heavy_problem(name, n=200, weighted=False, mode="random")``: rows of heterogeneous norm."""
+    """``heavy_problem(name, n=200, weighted=False, mode="random")``: rows of uneven norm."""
     def make(name, n=200, weighted=False, mode="random"):
         return make_problem(name, n=n, weighted=weighted, layout="heavy", mode=mode)
     return make

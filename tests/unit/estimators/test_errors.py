@@ -15,14 +15,8 @@ from support.settings import QUICK
 
 
 rng = np.random.default_rng(0)
-
-
 X = rng.normal(size=(60, 3))
-
-
 y_bin = (X[:, 0] > 0).astype(int)
-
-
 y_reg = X @ [1.0, 2.0, 3.0]
 
 

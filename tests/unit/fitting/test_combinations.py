@@ -9,11 +9,7 @@ from skbayes_sg import BayesianLogisticRegression
 
 
 rng = np.random.default_rng(0)
-
-
 X = rng.normal(size=(60, 3))
-
-
 y_bin = (X[:, 0] > 0).astype(int)
 
 

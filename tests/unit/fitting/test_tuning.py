@@ -15,8 +15,6 @@ from skbayes_sg.utils import ConvergenceWarning
 
 
 AUTO_TOL = 0.05
-
-
 SG_NAMES = ["sgld", "psgld", "sghmc", "sgnht"]
 
 

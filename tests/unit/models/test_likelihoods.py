@@ -14,11 +14,7 @@ from support.problems import make_problem
 
 
 close = np.testing.assert_allclose
-
-
 D = 3
-
-
 GLMS = {"binary": lambda b: LogisticModel(D, 2, b), "softmax4": lambda b: LogisticModel(D, 4, b),
         "linear_fixed": lambda b: GaussianLinearModel(D, b, noise_std=0.7)}
 

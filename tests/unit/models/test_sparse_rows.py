@@ -12,8 +12,6 @@ from support.problems import sparse_twins
 
 
 D, N = 7, 120
-
-
 GLMS = ("binary", "softmax", "linear_fixed", "linear_inferred")
 
 
@@ -26,9 +24,11 @@ def test_model_functions_match_the_dense_twin(name, weighted):
     Xd, Xs = dense.X, sparse.X
     assert_close_dense(model.nll(theta, Xs, y), model.nll(theta, Xd, y))
     assert_close_dense(model.grad_sum(theta, Xs, y, w), model.grad_sum(theta, Xd, y, w))
-    assert_close_dense(model.per_example_grad(theta[0], Xs, y), model.per_example_grad(theta[0], Xd, y))
+    assert_close_dense(model.per_example_grad(theta[0], Xs, y),
+                       model.per_example_grad(theta[0], Xd, y))
     assert_close_dense(model.hessian(theta[0], Xs, y, w), model.hessian(theta[0], Xd, y, w))
-    assert_close_dense(model.hessian_diag(theta[0], Xs, y, w), model.hessian_diag(theta[0], Xd, y, w))
+    assert_close_dense(model.hessian_diag(theta[0], Xs, y, w),
+                       model.hessian_diag(theta[0], Xd, y, w))
     assert_close_dense(model.predict_output(theta, Xs), model.predict_output(theta, Xd))
     if model.is_glm:
         r = model.response(theta, Xd, y)
@@ -36,7 +36,8 @@ def test_model_functions_match_the_dense_twin(name, weighted):
         assert_close_dense(model.grad_from_response(r, Xs, w), model.grad_from_response(r, Xd, w))
         assert_close_dense(model.curvature(theta[0], Xs, y), model.curvature(theta[0], Xd, y))
         V = rng.normal(size=(3, model.n_params))
-        assert_close_dense(model.hessian_vector(theta[0], Xs, y, V, w), V @ model.hessian(theta[0], Xd, y, w))
+        assert_close_dense(model.hessian_vector(theta[0], Xs, y, V, w),
+                           V @ model.hessian(theta[0], Xd, y, w))
 
 
 @pytest.mark.parametrize("name", GLMS)
@@ -70,4 +71,5 @@ def test_float32_and_empty_rows():
     assert_close_dense(model.grad_sum(theta, Xs, dense.y), model.grad_sum(theta, X, dense.y), 1e-6)
     idx = np.arange(20).reshape(2, 10)
     sparse = Posterior(model, dense.prior, Xs, dense.y)
-    assert_close_dense(model.nll(theta, *sparse.rows(idx)), model.nll(theta, X[idx], dense.y[idx]), 1e-6)
+    assert_close_dense(model.nll(theta, *sparse.rows(idx)),
+                       model.nll(theta, X[idx], dense.y[idx]), 1e-6)

@@ -50,14 +50,8 @@ from support.targets import (
 
 
 N_SE = 4.0  # Monte-Carlo standard errors allowed
-
-
 AUTO_TOL = 0.05  # stationary-variance error that the accurate step promises
-
-
 SG_NAMES = ["sgld", "psgld", "sghmc", "aboba", "sgnht"]
-
-
 EXACT_ORACLE = {"sgld", "sghmc", "aboba"}  # linear recursions: stationary_variance is exact
 
 

@@ -16,7 +16,8 @@ MODELS = ["binary", "softmax", "linear_fixed", "linear_inferred", "mlp"]
 @pytest.mark.parametrize("inner", ["uniform", Stratified(n_clusters=3, correction="cv")],
                          ids=["uniform", "stratified-cv"])
 @pytest.mark.parametrize("name", MODELS)
-def test_compressed_inner_minibatches_unbiased_for_compressed_potential(name, inner, blobs_problem):
+def test_compressed_inner_minibatches_unbiased_for_compressed_potential(name, inner,
+                                                                        blobs_problem):
     pb, lap, rng = blobs_problem(name)
     est = Compressed(radius=0.3, inner=inner).build(pb, lap, batch_size=10, rng=rng)
     small = est.posterior

@@ -26,7 +26,7 @@ def _twin_posteriors(name):
 @pytest.mark.parametrize("strategy", [Uniform(), ControlVariates()], ids=["uniform", "cv"])
 @pytest.mark.parametrize("name", MODELS)
 def test_float32_minibatch_gradient_matches_float64(name, strategy):
-    p32, p64, laplace = _twin_posteriors(make_problem, name)
+    p32, p64, laplace = _twin_posteriors(name)
     est32, est64 = (strategy.build(p, laplace, batch_size=20, rng=np.random.default_rng(0))
                     for p in (p32, p64))
     assert est32.compute_dtype is np.float32 and est64.compute_dtype is None

@@ -26,8 +26,6 @@ from support.problems import estimates
 
 
 MODELS = ["binary", "softmax", "linear_fixed", "linear_inferred", "mlp"]
-
-
 STRATEGIES = {"preferential": Preferential(), "preferential_cv": PreferentialCV(),
               "adaptive": Adaptive()}
 
@@ -177,7 +175,7 @@ def test_lower_variance_near_the_mode(name, heavy_problem):
     pb, lap, rng = heavy_problem(name, n=2000, mode="fit")
     theta = lap.draws(rng, 32)
     exact = pb.full_grad(theta)
-    mse = {k: _mse(s, pb, lap, theta, exact, estimates) for k, s in {
+    mse = {k: _mse(s, pb, lap, theta, exact) for k, s in {
         "uniform": Uniform(), "preferential": Preferential(), "cv": ControlVariates(),
         "preferential_cv": PreferentialCV()}.items()}
     assert mse["preferential"][0] < 0.7 * mse["uniform"][0]
@@ -188,7 +186,8 @@ def test_lower_variance_near_the_mode(name, heavy_problem):
 @pytest.mark.parametrize("shared", [False, True])
 @pytest.mark.parametrize("name", ["binary", "softmax", "linear_fixed"])
 @pytest.mark.parametrize("strategy", ["preferential_cv", "uniform", "control_variates"])
-def test_wide_glm_minibatch_sums_run_in_cache_sized_chunks(name, strategy, shared, heavy_problem, monkeypatch):
+def test_wide_glm_minibatch_sums_run_in_cache_sized_chunks(name, strategy, shared, heavy_problem,
+                                                           monkeypatch):
     # oracle: the same estimate from one minibatch sum (the chunks are the same rows, so the
     # same draws of the index stream and the same sum up to rounding)
     from skbayes_sg.subsampling import _estimator

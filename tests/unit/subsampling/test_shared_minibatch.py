@@ -25,8 +25,6 @@ from support.problems import make_problem, rngs_for
 
 
 MODELS = ["binary", "softmax", "linear_fixed", "linear_inferred", "mlp"]
-
-
 SHARED = {"uniform": Uniform(shared_minibatch=True),
           "control_variates": ControlVariates(shared_minibatch=True),
           "preferential": Preferential(shared_minibatch=True),

@@ -14,11 +14,7 @@ from support.problems import estimates, sparse_twins
 
 
 D, N = 7, 120
-
-
 GLMS = ("binary", "softmax", "linear_fixed", "linear_inferred")
-
-
 SUPPORTED = ("uniform", "control_variates", "preferential", "preferential_cv", "adaptive",
              "svrg", "ewsg", "full")
 
