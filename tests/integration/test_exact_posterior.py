@@ -42,6 +42,7 @@ STRATEGIES = {"preferential": Preferential(), "preferential_cv": PreferentialCV(
 
 # As test_exact_posterior.test_sg_samplers_well_conditioned: no preconditioner,
 # b = 100 of N = 2000, 102,000 SGLD steps per chain.
+@pytest.mark.slow
 @pytest.mark.parametrize("subsampling", list(STRATEGIES))
 def test_preferential_well_conditioned_long_chains(subsampling, well_conditioned_problem):
     X, y, s, (mean, cov) = well_conditioned_problem
@@ -63,6 +64,7 @@ def test_preferential_ill_conditioned_default_lengths(problem_name, subsampling,
 # b = 100 of N = 2000, 102,000 steps per chain.  svrg defaults: n1 = 1000,
 # update_every = 10 (pilot batch m_eff = 182, so the auto step is about twice
 # uniform's).
+@pytest.mark.slow
 @pytest.mark.parametrize("sampler, subsampling", [("sgld", "svrg"), ("sghmc", "svrg"),
                                                   ("sghmc", "ewsg")])
 def test_svrg_ewsg_well_conditioned_long_chains(sampler, subsampling, well_conditioned_problem):
@@ -87,6 +89,7 @@ def test_svrg_ewsg_ill_conditioned_default_lengths(problem, strategy, request):
 
 
 # --------------------------------------------------------------------------- exact posteriors
+@pytest.mark.slow
 def test_stratified_sgld_well_conditioned(well_conditioned_problem):
     X, y, s, (mean, cov) = well_conditioned_problem
     reg = fit_exact_linear(X, y, s, sampler="sgld", subsampling="stratified",
@@ -125,6 +128,7 @@ def test_shared_control_variates_exact_posterior(strategy, problem_name, request
     check_exact(reg, mean, cov)
 
 
+@pytest.mark.slow
 def test_shared_uniform_exact_posterior_and_its_warning(well_conditioned_problem):
     """Accurate, but plain shared minibatches make the chains dependent: fit says so."""
     X, y, s, (mean, cov) = well_conditioned_problem
@@ -136,7 +140,8 @@ def test_shared_uniform_exact_posterior_and_its_warning(well_conditioned_problem
 
 
 @pytest.mark.parametrize("problem", ["diabetes_problem", "correlated_problem"])
-@pytest.mark.parametrize("kw", [{}, {"sampler": "hmc", "subsampling": "full"}],
+@pytest.mark.parametrize("kw", [{}, pytest.param({"sampler": "hmc", "subsampling": "full"},
+                                                marks=pytest.mark.slow)],
                          ids=["defaults", "hmc-full"])
 def test_ill_conditioned_defaults(problem, kw, request):
     X, y, s, (mean, cov) = request.getfixturevalue(problem)
@@ -149,6 +154,7 @@ def test_ill_conditioned_defaults(problem, kw, request):
 # must be right.  uniform minibatches of 100 out of 2000 rows (gradient noise
 # ~14x the curvature, so the auto step is small); 4 chains of 20,000 draws
 # thinned by 5 after 2000 warm-up steps (102,000 steps per chain).
+@pytest.mark.slow
 @pytest.mark.parametrize("sampler", ["sgld", "sghmc", "sgnht"])
 def test_sg_samplers_well_conditioned(sampler, well_conditioned_problem):
     X, y, s, (mean, cov) = well_conditioned_problem

@@ -18,7 +18,7 @@ def test_same_random_state_same_draws_and_first_chain_rows_unchanged(correlated_
     assert not np.array_equal(a[0], a[1])  # the chains still differ (their own noise)
 
 
-@pytest.mark.parametrize("sampler", ["sgld", "sghmc", "hmc"])
+@pytest.mark.parametrize("sampler", [pytest.param("sgld", marks=pytest.mark.slow), "sghmc", "hmc"])
 def test_same_random_state_same_draws_any_n_jobs(sampler, cancer):
     X, y = cancer
     sub = "full" if sampler == "hmc" else "control_variates"

@@ -23,6 +23,7 @@ def _hashed_text(N, d, nnz, seed=0):
     return X, np.where(X @ w + rng.logistic(size=N) > 0, 1.0, -1.0)
 
 
+@pytest.mark.slow
 def test_large_p_fit_never_densifies():
     """N = 20,000 rows, p = 2^18 (42 GB dense), 50 entries a row: seconds and < 400 MB.
 

@@ -22,6 +22,7 @@ def test_there_are_benchmarks():
     assert "bench_step.py" in SCRIPTS and "gradient_noise.py" in SCRIPTS
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SCRIPTS)
 def test_benchmark_quick(name, tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "SKBAYES_SG_DATA"}

@@ -30,6 +30,7 @@ def test_every_example_is_listed():
     assert sorted(p.name for p in EXAMPLES.glob("*.py")) == sorted(FIGURES)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(FIGURES))
 def test_example_runs(name, tmp_path):
     env = {**os.environ, "SKBAYES_SG_FAST": "1", "SKBAYES_SG_FIGURES": str(tmp_path / "figures"),

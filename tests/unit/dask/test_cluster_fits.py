@@ -60,8 +60,8 @@ def _mc_se(est):
 
 
 @pytest.mark.parametrize("Est, target, subsampling", [
-    (BayesianLogisticRegression, 1, "preferential_cv"),
-    (BayesianLogisticRegression, 1, "preferential"),
+    pytest.param(BayesianLogisticRegression, 1, "preferential_cv", marks=pytest.mark.slow),
+    pytest.param(BayesianLogisticRegression, 1, "preferential", marks=pytest.mark.slow),
     (BayesianLinearRegression, 2, "control_variates"),
 ])
 def test_fit_matches_in_memory(client, data, Est, target, subsampling):
@@ -174,6 +174,7 @@ def test_predict_returns_dask_arrays(client, data):
     assert clf.score(X, y) > 0.6
 
 
+@pytest.mark.slow
 def test_client_memory_bounded(client):
     """The client's traced memory during fit stays far below X, which never comes over: it holds
     the index blocks (about 200k indices per chain, as in memory) and two gathered pieces."""

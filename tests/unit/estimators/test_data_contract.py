@@ -171,7 +171,7 @@ def _report_worker_data(plan, ids, *args):
     raise _WorkerData({k: type(v).__name__ for k, v in parts.items()})
 
 
-@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("sparse", [False, pytest.param(True, marks=pytest.mark.slow)])
 def test_parallel_chains_get_X_memory_mapped_not_pickled(monkeypatch, sparse):
     # joblib's loky backend replaces arrays above 1 MB by a memory-mapped file written once per
     # fit, which every worker maps; a copy pickled into each task would arrive as an ndarray

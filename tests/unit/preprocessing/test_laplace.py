@@ -5,6 +5,7 @@ of the whitened exact Hessian (how well each approximation preconditions).
 """
 
 import numpy as np
+import pytest
 
 from skbayes_sg.models import GaussianLinearModel, GaussianPrior, LogisticModel, Posterior
 from skbayes_sg.preprocessing import find_mode, laplace_at
@@ -149,6 +150,7 @@ def test_hessian_rows_are_exact_and_chunked_by_their_widest_temporary(monkeypatc
     assert widths == [7 * K]
 
 
+@pytest.mark.slow
 def test_coupled_intercepts_are_exact_and_condition_better_than_kronecker(monkeypatch):
     # K-FAC drops the intercept-weight coupling sum_i S_i (x) x_i: the intercept contrasts come
     # out several times too narrow, and intercept-heavy directions too wide.  Keeping the

@@ -55,6 +55,7 @@ def test_newton_matches_lbfgs(problem, name, weighted):
     assert np.allclose(H_n, full_hessian(pb, theta_n))  # reused by the Laplace step
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("weighted", [False, True])
 def test_large_softmax_lbfgs_runs_in_kronecker_coordinates(weighted):
     # 12 classes x 45 features = 552 parameters > DENSE_MAX_PARAMS: L-BFGS, whitened by the
@@ -81,6 +82,7 @@ def test_large_softmax_lbfgs_runs_in_kronecker_coordinates(weighted):
     assert evals_l <= 35 * n  # 25 passes here; the diagonal scaling took 49
 
 
+@pytest.mark.slow
 def test_softmax_lbfgs_is_rewhitened_once_at_the_iterate(monkeypatch):
     # a softmax L-BFGS not converged after _REWHITEN iterations restarts in the Kronecker
     # coordinates of its iterate (one class-factor pass): the same mode, every pass counted

@@ -103,6 +103,7 @@ def test_ewsg_needs_a_fixed_metric_gaussian_kernel(name):
         MAKE[name]().build_kernel(target, 0.1, identity())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["sghmc", "sgld"])
 def test_ewsg_beats_uniform_at_equal_cost_and_the_old_sign_does_not(name, monkeypatch):
     sampler, h = CASES[name]

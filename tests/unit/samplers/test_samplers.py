@@ -95,7 +95,8 @@ def _sampler_on_gaussian(name, preconditioned):
 
 
 @pytest.mark.parametrize("preconditioned", [True, False], ids=["dense", "identity"])
-@pytest.mark.parametrize("name", ["sgld", "psgld", "sghmc", "aboba", "sgnht", "hmc"])
+@pytest.mark.parametrize("name", ["sgld", "psgld", "sghmc", "aboba", "sgnht",
+                                  pytest.param("hmc", marks=pytest.mark.slow)])
 def test_gaussian_moments(name, preconditioned):
     sampler, mu, S, precond, M, lam = _sampler_on_gaussian(name, preconditioned)
     target = GaussianTarget(mu, S)
