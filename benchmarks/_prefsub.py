@@ -35,6 +35,8 @@ class GaussianMean:
     random_init = False
     is_regression = True
     fit_intercept = False
+    multimodal = False
+    softmax = False
 
     def __init__(self, cov):
         self.P = np.linalg.inv(cov)

@@ -1,5 +1,4 @@
-"""The verdict of ``fit``: one standard, run until converged, no silent failure.
-"""
+"""The verdict of ``fit``: one standard, run until converged, no silent failure."""
 
 import warnings
 
