@@ -37,6 +37,8 @@ class GaussianMean:
     softmax = False
     is_regression = True
     fit_intercept = False
+    multimodal = False
+    softmax = False
 
     def __init__(self, cov):
         self.P = np.linalg.inv(cov)
