@@ -87,7 +87,7 @@ def run(case, size, tree, timeout=1800):
 def markdown(args, result, before):
     note = ("Each case in a fresh process; wall seconds of `fit`, sampling seconds, doublings, "
             "max R-hat and the warning flag from the fit itself. 'before' is the same script "
-            "run on the commit named in the note of the run.")
+            f"run with --tree on the older checkout ({args.compare}).")
     lines = [header("Three slowdowns of default fits, before and after", args, seeds=[0],
                     repeats=1, note=note),
              "| case | settings | fit s (before) | fit s | sampling s (before) | sampling s | "
