@@ -117,10 +117,13 @@ def test_predict_proba_memory_does_not_grow_with_rows(cancer):
     big = np.tile(X, (160, 1))  # 91,040 rows
     peaks = []
     for rows in (big[:20_000], big):
-        tracemalloc.start()
-        proba = clf.predict_proba(rows)
-        peaks.append(tracemalloc.get_traced_memory()[1] - proba.nbytes)
-        tracemalloc.stop()
+        seen = []
+        for _ in range(3):  # the least of three: tracemalloc counts every thread's allocations
+            tracemalloc.start()
+            proba = clf.predict_proba(rows)
+            seen.append(tracemalloc.get_traced_memory()[1] - proba.nbytes)
+            tracemalloc.stop()
+        peaks.append(min(seen))
     # working memory: a few cache-sized buffers, and not proportional to the rows
     assert peaks[1] < 4 << 20 and peaks[1] < peaks[0] + (1 << 20)
 
