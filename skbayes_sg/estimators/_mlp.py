@@ -8,7 +8,8 @@ from ..models import MLPModel
 from ._base import _BaseSGMCMC, _store_params
 from ._classifier import _ClassifierMixin
 from ._mlp_base import _MLPMixin
-from ._docs import CLASSIFIER_PARAMETERS, COMMON_ATTRIBUTES, COMMON_PARAMETERS, REFERENCES, REPORT_NOTES
+from ._docs import (CLASSIFIER_PARAMETERS, COMMON_ATTRIBUTES, COMMON_PARAMETERS, MLP_PARAMETERS,
+                    REFERENCES, REPORT_NOTES)
 
 __all__ = ["BayesianMLPClassifier"]
 
@@ -22,16 +23,7 @@ class BayesianMLPClassifier(_MLPMixin, _ClassifierMixin, ClassifierMixin, _BaseS
 
     Parameters
     ----------
-    hidden_layer_sizes : tuple of int, default=(100,)
-        Units of each hidden layer.
-    activation : {{"relu", "tanh", "logistic"}}, default="relu"
-        Hidden activation.
-    prior_scale : float, default=1.0
-        Standard deviation of the Gaussian prior on every weight (in the units
-        of standardized inputs); biases get ``10 max(prior_scale, 1)``.
-    fit_intercept : bool, default=True
-        Whether layers have biases.
-{COMMON_PARAMETERS}{CLASSIFIER_PARAMETERS}    Attributes
+{MLP_PARAMETERS}{COMMON_PARAMETERS}{CLASSIFIER_PARAMETERS}    Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
         Class labels.
