@@ -147,3 +147,19 @@ def test_bad_parameters_raise():
         BayesianMLPRegressor(hidden_layer_sizes=(0,)).fit(X, y)
     with pytest.raises(ValueError, match="normalize_y"):
         BayesianMLPRegressor(normalize_y="yes").fit(X, y)
+
+
+def test_verdict_is_on_predictive_means_in_y_units():
+    from skbayes_sg.estimators._mlp_base import judged_rows
+
+    X, y = _sine(n=150)
+    with pytest.warns(ConvergenceWarning) as record:
+        reg = BayesianMLPRegressor(**dict(SMALL, n_warmup=10, n_draws=10, max_doublings=0)).fit(
+            X, 1000.0 * y)
+    rows = judged_rows(X.shape[0])
+    assert reg.diagnostics_["predictive_rhat"].shape == rows.shape
+    C, D, p = reg.draws_.shape
+    means = reg.model_.predict_output(reg.draws_.reshape(C * D, p), X[rows]).reshape(C, D, -1)
+    spread = np.max(np.ptp(means.mean(axis=1), axis=0)) * reg.y_scale_
+    message = str(record[0].message)
+    assert f"differ by at most {spread:.2g} (in y's units)" in message
