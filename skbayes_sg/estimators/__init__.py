@@ -3,5 +3,7 @@
 from ._linear import BayesianLinearRegression
 from ._logistic import BayesianLogisticRegression
 from ._mlp import BayesianMLPClassifier
+from ._mlp_regressor import BayesianMLPRegressor
 
-__all__ = ["BayesianLinearRegression", "BayesianLogisticRegression", "BayesianMLPClassifier"]
+__all__ = ["BayesianLinearRegression", "BayesianLogisticRegression", "BayesianMLPClassifier",
+           "BayesianMLPRegressor"]

@@ -111,6 +111,19 @@ default=see signature
         the Monte-Carlo error).  The peak memory of ``fit`` is unchanged.
 """
 
+MLP_PARAMETERS = """\
+    hidden_layer_sizes : tuple of int, default=(100,)
+        Units of each hidden layer.
+    activation : {"relu", "tanh", "logistic"}, default="relu"
+        Hidden activation.
+    prior_scale : float, default=1.0
+        Standard deviation of the Gaussian prior on every weight (in the units
+        of standardized inputs; the regressor's in units of ``sd(y)`` with ``normalize_y``);
+        biases get ``10 max(prior_scale, 1)``.
+    fit_intercept : bool, default=True
+        Whether layers have biases.
+"""
+
 CLASSIFIER_PARAMETERS = """\
     class_weight : dict, "balanced" or None, default=None
         Weights of the classes, as in :class:`~sklearn.linear_model.LogisticRegression`: each

@@ -7,22 +7,21 @@ from sklearn.base import RegressorMixin
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from ..models import GaussianLinearModel, GaussianPrior, NoisePrior, design
+from ..models import GaussianLinearModel, GaussianPrior, design
 from ..models._finite import ray_outputs
 from ..models._sparse import row_dot
-from ..utils import location_scale, make_rng, row_chunks, standardize
-from ..utils._scale import weighted_moments
+from ..utils import make_rng, row_chunks
 from ._base import SCALE_MAX, SCALE_MIN, _BaseSGMCMC, _store_params
 from ..utils import WEIGHT_SUM_MAX
 from ._docs import COMMON_ATTRIBUTES, COMMON_PARAMETERS, REFERENCES, REPORT_NOTES
+from ._regressor import _NormalizeYMixin
 
 __all__ = ["BayesianLinearRegression"]
 
-_NOISE_PRIOR_A, _NOISE_PRIOR_B = 1.0, 0.01  # sigma^2 ~ InvGamma(1, 0.01 var(y))
 _DENSE_COV = 2000  # above this many coefficients predict's variance uses the draws, not C
 
 
-class BayesianLinearRegression(RegressorMixin, _BaseSGMCMC):
+class BayesianLinearRegression(_NormalizeYMixin, RegressorMixin, _BaseSGMCMC):
     __doc__ = f"""Bayesian linear regression sampled by stochastic-gradient MCMC.
 
     Gaussian likelihood ``y = X w + b + e``, ``e ~ N(0, noise_std^2)``, with a
@@ -108,7 +107,7 @@ class BayesianLinearRegression(RegressorMixin, _BaseSGMCMC):
     _parameter_constraints: dict = {
         **_BaseSGMCMC._parameter_constraints,
         "noise_std": [Interval(Real, SCALE_MIN, SCALE_MAX, closed="both"), None],
-        "normalize_y": ["boolean"],
+        **_NormalizeYMixin._regressor_constraints,
     }
 
     def __init__(self, *, prior_scale=1.0, noise_std=None, fit_intercept=True,
@@ -121,31 +120,6 @@ class BayesianLinearRegression(RegressorMixin, _BaseSGMCMC):
     def _make_model(self, n_features, n_outputs):
         noise = None if self.noise_std is None else self.noise_std / self.y_scale_
         return GaussianLinearModel(n_features, self.fit_intercept, noise)
-
-    def _encode_targets(self, y, weight=None):
-        """``(y_enc, 1)``: ``y`` standardized by its moments weighted by ``weight`` (as
-        frequencies); rows of weight zero, which ``fit`` drops, take no part."""
-        y = np.asarray(y, dtype=float)
-        if weight is not None and not np.all(weight > 0):
-            keep = weight > 0
-            kept = weight[keep]
-            out = np.zeros_like(y)
-            out[keep], _ = self._encode_targets(y[keep], None if np.all(kept == 1) else kept)
-            return out, 1
-        self.y_mean_, self.y_scale_ = 0.0, 1.0
-        if self.normalize_y:
-            self.y_mean_, self.y_scale_ = location_scale(y, self.fit_intercept, weight)
-            y = standardize(y, self.y_mean_, self.y_scale_)
-        else:
-            with np.errstate(over="ignore"):
-                if not np.isfinite(np.dot(y, y)):
-                    raise ValueError(
-                        f"y reaches {np.max(np.abs(y)):.3g}: its squared residuals overflow "
-                        "float64 with normalize_y=False. Use normalize_y=True (y is then "
-                        "standardized without overflow) or rescale y.")
-        # the fitted targets' weighted moments, for the priors (None: computed from y there)
-        self._y_moments = None if weight is None else weighted_moments(y, weight)
-        return y, 1
 
     def _to_user(self, named):
         """Undo ``normalize_y``: coefficients, intercept and noise in ``y``'s units."""
@@ -160,14 +134,7 @@ class BayesianLinearRegression(RegressorMixin, _BaseSGMCMC):
         prec = model.prior_precision(self.prior_scale, self._intercept_scale(y))
         if self.noise_std is not None:
             return GaussianPrior(prec)
-        prec[-1] = 0.0
-        return NoisePrior(prec, index=-1, a=_NOISE_PRIOR_A, b=self._noise_prior_b(y))
-
-    def _noise_prior_b(self, y):
-        """``b`` of the noise prior ``InvGamma(1, b)``: 1% of the fitted targets' variance, of
-        their square where they are constant (one row), or 1% of 1 where they are all zero."""
-        mean, _, var = self._moments(y)
-        return _NOISE_PRIOR_B * (var if var > 0 else (mean * mean if mean != 0 else 1.0))
+        return self._noise_prior(prec, y)
 
     def _curvature_factor(self, y, total, dtype):
         """The noise precision ``1 / noise^2`` (fitted units): fixed, or at most that of the
@@ -182,20 +149,11 @@ class BayesianLinearRegression(RegressorMixin, _BaseSGMCMC):
                 raise ValueError(f"The posterior is narrower than float64 draws resolve: "
                                  f"{advice[0].upper()}{advice[1:]}.")
             return precision, [advice]
-        with np.errstate(over="ignore", divide="ignore"):
-            precision = float((_NOISE_PRIOR_A + 1 + total / 2) / np.float64(self._noise_prior_b(y)))
-        return precision, ([] if self.normalize_y else ["use normalize_y=True"])
+        return self._inferred_noise_curvature(y, total)
 
     def _intercept_scale(self, y):
         mean, sd, _ = self._moments(y)
         return 10.0 * (abs(mean) + sd + self.prior_scale)
-
-    def _moments(self, y):
-        """Mean, sd and variance of the fitted targets ``y``, weighted as their rows are."""
-        moments = getattr(self, "_y_moments", None)
-        if moments is not None:
-            return moments
-        return float(np.mean(y)), float(np.std(y)), float(np.var(y))
 
     def _store_summaries(self):
         mean = self._posterior_mean()

@@ -1,22 +1,20 @@
 """BayesianMLPClassifier."""
 
-from numbers import Integral
-
 import numpy as np
 
 from sklearn.base import ClassifierMixin
-from sklearn.utils._param_validation import StrOptions
 
-from ..diagnostics import assess, convergence_problems
 from ..models import MLPModel
 from ._base import _BaseSGMCMC, _store_params
 from ._classifier import _ClassifierMixin
-from ._docs import CLASSIFIER_PARAMETERS, COMMON_ATTRIBUTES, COMMON_PARAMETERS, REFERENCES, REPORT_NOTES
+from ._mlp_base import _MLPMixin
+from ._docs import (CLASSIFIER_PARAMETERS, COMMON_ATTRIBUTES, COMMON_PARAMETERS, MLP_PARAMETERS,
+                    REFERENCES, REPORT_NOTES)
 
 __all__ = ["BayesianMLPClassifier"]
 
 
-class BayesianMLPClassifier(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC):
+class BayesianMLPClassifier(_MLPMixin, _ClassifierMixin, ClassifierMixin, _BaseSGMCMC):
     __doc__ = f"""Bayesian multi-layer perceptron classifier sampled by SG-MCMC.
 
     Fully connected hidden layers, softmax output, a Gaussian prior on every
@@ -25,16 +23,7 @@ class BayesianMLPClassifier(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC):
 
     Parameters
     ----------
-    hidden_layer_sizes : tuple of int, default=(100,)
-        Units of each hidden layer.
-    activation : {{"relu", "tanh", "logistic"}}, default="relu"
-        Hidden activation.
-    prior_scale : float, default=1.0
-        Standard deviation of the Gaussian prior on every weight (in the units
-        of standardized inputs); biases get ``10 max(prior_scale, 1)``.
-    fit_intercept : bool, default=True
-        Whether layers have biases.
-{COMMON_PARAMETERS}{CLASSIFIER_PARAMETERS}    Attributes
+{MLP_PARAMETERS}{COMMON_PARAMETERS}{CLASSIFIER_PARAMETERS}    Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
         Class labels.
@@ -95,58 +84,19 @@ class BayesianMLPClassifier(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC):
 
     _parameter_constraints: dict = {
         **_BaseSGMCMC._parameter_constraints, **_ClassifierMixin._classifier_constraints,
-        "hidden_layer_sizes": [tuple, list, Integral],
-        "activation": [StrOptions({"relu", "tanh", "logistic"})],
-        # no exact Hessian, so no dense Laplace preconditioner: "auto" is "diagonal" (Fisher)
-        "preconditioner": [StrOptions({"auto", "diagonal"}), None],
+        **_MLPMixin._mlp_constraints,
     }
-    _init_dispersion = 0.1
-    _sparse = False
-    _auto_subsampling, _cheap_subsampling = "uniform", None  # subsampling="auto": its default
+    _judged_noun = "training-row predictive log-probabilities"
 
-    def _advice(self, verdict):
-        """The convergence warning's last line.
-
-        With the default ``sgnht`` the thermostat absorbs the minibatch noise, so the noise
-        advice of the other samplers does not apply; for a network more draws mostly cost
-        memory, so the advice is a longer run at the same memory (``thin``, ``max_doublings``),
-        after how far apart the chains' predictions are (``verdict.note``).
-        """
-        noise = None if self.sampler == "sgnht" else self._noise_advice()
-        note = verdict.note or "The chains disagree"
-        return noise or f"{note}: increase thin and max_doublings."
-
-    _judged_rows = 100  # training rows whose predictive log-probabilities judge convergence
-    _judged_as = "predictive"
-
-    def _judge(self, posterior):
-        """The verdict in function space: log p(y_i | x_i, theta) of up to 100 training rows.
-
-        Raw weights are not identified (hidden units permute, signs flip), so their R-hat says
-        nothing about the predictions; the predictive log-probabilities of a fixed, evenly spaced
-        subset of the training rows are identified and decide the warning (``diagnostics_``
-        keeps the raw-weight ``rhat`` / ``ess`` too).  A failing verdict also says how far apart
-        the chains' mean predicted probabilities are (:func:`_function_hint`).
-        """
-        n = posterior.n_rows
-        rows = np.unique(np.linspace(0, n - 1, min(n, self._judged_rows)).round().astype(np.intp))
-        X, y = posterior.rows(rows)
-        model = posterior.model
-        noun = "training-row predictive log-probabilities"
-
-        def judge(draws, early=False):
-            C, D, p = draws.shape
-            loglik = -model.nll(draws.reshape(C * D, p), X, y).reshape(C, D, rows.size)
-            verdict = assess(loglik, noun=noun, early=early)
-            if verdict.converged or C < 2 or np.all(np.isnan(verdict.rhat)):
-                return verdict
-            problems = convergence_problems(verdict.rhat, verdict.ess_bulk, verdict.ess_tail, C,
-                                            hint=_function_hint(loglik, verdict.rhat), noun=noun)
+    @staticmethod
+    def _judge_parts():
+        """Predictive log-probabilities ``log p(y_i | x_i, theta)``, explained in probabilities."""
+        def explain(loglik, rhat):
             note = ("Chains' mean predicted probabilities differ by at most "
                     f"{_spread(loglik):.2g}")
-            return verdict._replace(problems=problems, note=note)
+            return _function_hint(loglik, rhat), note
 
-        return judge
+        return (lambda model, draws, X, y: -model.nll(draws, X, y)), explain
 
     def __init__(self, *, hidden_layer_sizes=(100,), activation="relu", prior_scale=1.0,
                  fit_intercept=True, sampler="sgnht", subsampling="uniform", batch_size=100,
@@ -156,22 +106,9 @@ class BayesianMLPClassifier(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC):
                  n_predict_draws=100):
         _store_params(self, locals())
 
-    def _hidden(self):
-        sizes = self.hidden_layer_sizes
-        sizes = (sizes,) if isinstance(sizes, Integral) else tuple(sizes)
-        if any(isinstance(s, bool) or not isinstance(s, Integral) or s < 1 for s in sizes):
-            raise ValueError(f"hidden_layer_sizes must be positive integers, got {sizes!r}.")
-        return tuple(int(s) for s in sizes)
-
     def _make_model(self, n_features, n_classes):
         units = (n_features, *self._hidden(), n_classes)
         return MLPModel(units, self.activation, self.fit_intercept)
-
-    def _store_summaries(self):
-        mean = self._posterior_mean()
-        n_layers = len(self._hidden()) + 1
-        self.coefs_ = [mean[f"coef_{i}"] for i in range(n_layers)]
-        self.intercepts_ = [mean[f"intercept_{i}"] for i in range(n_layers)]
 
 
 def _function_hint(loglik, rhat, certain=0.99):

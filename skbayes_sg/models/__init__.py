@@ -12,11 +12,12 @@ from ._linear import GaussianLinearModel
 from ._logistic import LogisticModel
 from ._lowrank import LowRankCovariance
 from ._mlp import MLPModel
+from ._mlp_regression import MLPRegressionModel
 from ._posterior import Laplace, Posterior
 from ._sparse import ChainRows
 
 __all__ = [
     "BlockCovariance", "ChainRows", "CoupledInterceptCovariance", "GaussianPrior", "NoisePrior",
     "GaussianLinearModel", "KroneckerCovariance", "LogisticModel", "LowRankCovariance", "MLPModel",
-    "Laplace", "Posterior", "as_float64", "design", "minibatch_dtype",
+    "MLPRegressionModel", "Laplace", "Posterior", "as_float64", "design", "minibatch_dtype",
 ]

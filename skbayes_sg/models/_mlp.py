@@ -193,13 +193,16 @@ class MLPModel(Likelihood):
 
     def per_example_grad(self, theta1, X, y):
         """Per-example gradients ``(b, p)`` at one position ``theta1 (p,)``."""
-        deriv = ACTIVATIONS[self.activation][1]
-        theta = theta1[None]
-        acts, z = self._forward(theta, X)
+        acts, z = self._forward(theta1[None], X)
         delta = softmax(z[0], axis=-1)
         delta -= y[:, None] == self._classes
-        n = X.shape[0]
-        out = np.empty((n, self.n_params))
+        return self._per_example_backward(theta1, acts, delta,
+                                          np.empty((X.shape[0], self.n_params)))
+
+    def _per_example_backward(self, theta1, acts, delta, out):
+        """Backpropagate ``delta (b, K)`` at ``theta1 (p,)``; per-example gradients into ``out``."""
+        deriv = ACTIVATIONS[self.activation][1]
+        n = out.shape[0]
         for l in range(self.n_layers - 1, -1, -1):
             (s, e, shape), (bs, be) = self._coef_indptr[l], self._intercept_indptr[l]
             a = acts[l] if l == 0 else acts[l][0]

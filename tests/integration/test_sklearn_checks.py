@@ -1,4 +1,4 @@
-"""scikit-learn's estimator checks on fast instances of the three estimators."""
+"""scikit-learn's estimator checks on fast instances of the four estimators."""
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -6,6 +6,7 @@ from skbayes_sg import (
     BayesianLinearRegression,
     BayesianLogisticRegression,
     BayesianMLPClassifier,
+    BayesianMLPRegressor,
 )
 
 from support.settings import QUICK
@@ -19,6 +20,8 @@ ESTIMATORS = [
     BayesianLinearRegression(noise_std=1.0, sampler="sgnht", **QUICK),
     BayesianMLPClassifier(hidden_layer_sizes=(8,), n_warmup=50, n_draws=20, thin=2,
                           n_chains=2, random_state=0),
+    BayesianMLPRegressor(hidden_layer_sizes=(8,), n_warmup=50, n_draws=20, thin=2, n_chains=2,
+                         random_state=0),
 ]
 
 
