@@ -10,7 +10,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..models import GaussianLinearModel, GaussianPrior, design
 from ..models._finite import ray_outputs
 from ..models._sparse import row_dot
-from ..utils import make_rng, row_chunks
+from ..utils import row_chunks
 from ._base import SCALE_MAX, SCALE_MIN, _BaseSGMCMC, _store_params
 from ..utils import WEIGHT_SUM_MAX
 from ._docs import COMMON_ATTRIBUTES, COMMON_PARAMETERS, REFERENCES, REPORT_NOTES
@@ -219,28 +219,8 @@ class BayesianLinearRegression(_NormalizeYMixin, RegressorMixin, _BaseSGMCMC):
                     std[bad] = s * (np.sqrt(Z.var(axis=0) + noise / s / s) * self.y_scale_)
         return (mean, std) if return_std else mean
 
-    def sample_y(self, X, n_samples=1, random_state=None):
-        """Draws from the posterior predictive at ``X``.
-
-        Each column uses one posterior draw (picked as in
-        :meth:`sample_posterior`) plus Gaussian noise.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples_X, n_features)
-        n_samples : int, default=1
-        random_state : int, RandomState instance or None, default=None
-
-        Returns
-        -------
-        y_samples : ndarray of shape (n_samples_X, n_samples)
-        """
-        check_is_fitted(self)
-        X = self._validate_X_predict(X)
-        rng = make_rng(random_state)
-        pooled = self._pooled_draws()
-        pick = pooled[rng.choice(pooled.shape[0], size=n_samples,
-                                 replace=n_samples > pooled.shape[0])]
+    def _sample_means(self, pick, X):
+        """``(means (S, n) in y's units, noise sds (S,) in y's units)`` of draws ``pick``."""
         means = self.model_.predict_output(pick, X) * self.y_scale_ + self.y_mean_
         bad = ~np.isfinite(means).all(axis=0)
         if bad.any():  # as in predict: the ray form where the product overflowed
@@ -248,6 +228,4 @@ class BayesianLinearRegression(_NormalizeYMixin, RegressorMixin, _BaseSGMCMC):
             s, Z = ray_outputs(lin, X[bad], self.fit_intercept)
             with np.errstate(over="ignore", invalid="ignore"):
                 means[:, bad] = s * (Z * self.y_scale_) + self.y_mean_
-        noise = rng.standard_normal(means.shape) * (np.sqrt(self._noise_var(pick))
-                                                    * self.y_scale_)[:, None]
-        return (means + noise).T
+        return means, np.sqrt(self._noise_var(pick)) * self.y_scale_

@@ -5,7 +5,7 @@ from sklearn.base import RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ..models import MLPRegressionModel
-from ..utils import make_rng, row_chunks
+from ..utils import row_chunks
 from ._base import _BaseSGMCMC, _store_params
 from ._docs import COMMON_ATTRIBUTES, COMMON_PARAMETERS, MLP_PARAMETERS, REFERENCES, REPORT_NOTES
 from ._mlp_base import _MLPMixin
@@ -161,29 +161,8 @@ class BayesianMLPRegressor(_MLPMixin, _NormalizeYMixin, RegressorMixin, _BaseSGM
         noise = np.mean(self.model_.unpack(draws)["noise_std"].astype(np.float64) ** 2)
         return mean, np.sqrt(var + noise) * self.y_scale_
 
-    def sample_y(self, X, n_samples=1, random_state=None):
-        """Draws from the posterior predictive at ``X``.
-
-        Each column uses one posterior draw (picked as in :meth:`sample_posterior`) plus
-        Gaussian noise.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples_X, n_features)
-        n_samples : int, default=1
-        random_state : int, RandomState instance or None, default=None
-
-        Returns
-        -------
-        y_samples : ndarray of shape (n_samples_X, n_samples)
-        """
-        check_is_fitted(self)
-        X = self._validate_X_predict(X)
-        rng = make_rng(random_state)
-        pooled = self._pooled_draws()
-        pick = pooled[rng.choice(pooled.shape[0], size=n_samples,
-                                 replace=n_samples > pooled.shape[0])]
-        means = self.model_.predict_output(pick, X)
+    def _sample_means(self, pick, X):
+        """``(means (S, n) in y's units, noise sds (S,) in y's units)`` of draws ``pick``."""
+        means = self.model_.predict_output(pick, X) * self.y_scale_ + self.y_mean_
         sigma = self.model_.unpack(pick)["noise_std"].astype(np.float64)
-        samples = means + rng.standard_normal(means.shape) * sigma[:, None]
-        return (samples * self.y_scale_ + self.y_mean_).T
+        return means, sigma * self.y_scale_

@@ -1,9 +1,10 @@
 """Shared regressor behaviour: ``normalize_y`` and the prior on an inferred noise level."""
 
 import numpy as np
+from sklearn.utils.validation import check_is_fitted
 
 from ..models import NoisePrior
-from ..utils import location_scale, standardize
+from ..utils import location_scale, make_rng, standardize
 from ..utils._scale import weighted_moments
 
 __all__ = ["_NormalizeYMixin"]
@@ -66,3 +67,28 @@ class _NormalizeYMixin:
         if moments is not None:
             return moments
         return float(np.mean(y)), float(np.std(y)), float(np.var(y))
+
+    def sample_y(self, X, n_samples=1, random_state=None):
+        """Draws from the posterior predictive at ``X``.
+
+        Each column uses one posterior draw (picked as in :meth:`sample_posterior`) plus
+        Gaussian noise.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples_X, n_features)
+        n_samples : int, default=1
+        random_state : int, RandomState instance or None, default=None
+
+        Returns
+        -------
+        y_samples : ndarray of shape (n_samples_X, n_samples)
+        """
+        check_is_fitted(self)
+        X = self._validate_X_predict(X)
+        rng = make_rng(random_state)
+        pooled = self._pooled_draws()
+        pick = pooled[rng.choice(pooled.shape[0], size=n_samples,
+                                 replace=n_samples > pooled.shape[0])]
+        means, sigma = self._sample_means(pick, X)
+        return (means + rng.standard_normal(means.shape) * sigma[:, None]).T
