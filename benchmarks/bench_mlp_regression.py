@@ -160,16 +160,17 @@ def verdicts(results):
             more = "" if o["doublings_needed"] is None else f" ({o['doublings_needed']:.2g})"
             lines.append(f"| {res['source']} | {run['seed']} | {o['converged']} | {rhat} | "
                          f"{o['n_doublings']}{more} | {o['data_passes']:.0f} | "
-                         f"{o['noise_std']:.4g} | {p['epochs']} | {', '.join(map(str, e['epochs']))} |")
+                         f"{o['noise_std']:.4g} | {p['epochs']} | "
+                         f"{', '.join(map(str, e['epochs']))} |")
     return lines
 
 
 def markdown(results, size, args, minutes):
     note = (f"{size['splits']} random 90/10 splits per data set (seeds 0..{size['splits'] - 1}; "
             f"chosen so the whole run fits in ~10 minutes: it took {minutes:.1f} min), X "
-            "standardized on the training rows; RMSE and Gaussian log-likelihood per test row in y's original "
-            "units (mean ± sd over splits). One hidden layer of 50 units everywhere; the library "
-            "at its defaults; `MLPRegressor` with its defaults (Adam, "
+            "standardized on the training rows; RMSE and Gaussian log-likelihood per test row in "
+            "y's original units (mean ± sd over splits). One hidden layer of 50 units "
+            "everywhere; the library at its defaults; `MLPRegressor` with its defaults (Adam, "
             f"max_iter={size['sk']['max_iter']}) on standardized y, noise sd = training residual "
             f"sd; the ensemble: {size['members']} `MLPRegressor`s, sd = sqrt(training residual "
             "variance + the members' variance); its fit seconds are the members' sum. Fit seconds "
