@@ -238,9 +238,17 @@ class MLPModel(Likelihood):
         p = softmax(z[0], axis=-1)  # (b, K)
         c = p if weight is None else p * weight[:, None]
         delta = np.eye(p.shape[1], dtype=p.dtype)[:, None, :] - p  # (K, b, K): e_k - p_i
+        # per layer sum_k c_ik delta_ik^2
+        return self._fisher_layers(theta1, acts, delta, deriv, out,
+                                   lambda d: np.einsum("kbj,bk->bj", d * d, c))
+
+    def _fisher_layers(self, theta1, acts, delta, deriv, out, weigh):
+        """Add each layer's Fisher diagonal to ``out``, from the output layer down: ``weigh
+        (delta)`` gives the rows' weights ``q (b, units)`` of that layer's pre-activations, and
+        ``delta`` is carried one layer down through the weights and the activation's slope."""
         for l in range(self.n_layers - 1, -1, -1):
             (s, e, shape), (bs, be) = self._coef_indptr[l], self._intercept_indptr[l]
-            q, a = np.einsum("kbj,bk->bj", delta * delta, c), acts[l]  # sum_k c_ik delta_ik^2
+            q, a = weigh(delta), acts[l]
             out[s:e] += ((a * a).T @ q).ravel()
             out[bs:be] += q.sum(axis=0)[:be - bs]
             if l:

@@ -113,14 +113,8 @@ class MLPRegressionModel(MLPModel):
         if weight is not None:
             c = c * weight
         delta = np.ones((X.shape[0], 1), dtype=X.dtype)  # d z_i / d (output pre-activation)
-        for l in range(self.n_layers - 1, -1, -1):
-            (s, e, shape), (bs, be) = self._coef_indptr[l], self._intercept_indptr[l]
-            q, a = delta * delta * c[:, None], acts[l]
-            out[s:e] += ((a * a).T @ q).ravel()
-            out[bs:be] += q.sum(axis=0)[:be - bs]
-            if l:
-                delta = (delta @ theta1[s:e].reshape(shape).T) * deriv(a)
-        return out
+        return self._fisher_layers(theta1, acts, delta, deriv, out,
+                                   lambda d: d * d * c[:, None])
 
     def predict_mean(self, draws, X):
         """Predictive mean ``(n,)`` of the network's output over draws ``(S, p)``."""
