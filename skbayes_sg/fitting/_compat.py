@@ -51,7 +51,7 @@ def _exact_gradient(sampler, strategy):
 
 
 def _integrator_coupling(sampler, strategy):
-    if (not strategy.candidate_gradients or sampler.couples_index
+    if (strategy.n_candidates == 1 or sampler.couples_index
             or "integrator" not in sampler.get_params()):
         return None
     return (f"subsampling={_show(strategy)} gives candidate gradients that the sampler picks "
@@ -60,7 +60,7 @@ def _integrator_coupling(sampler, strategy):
 
 
 def _index_coupling(sampler, strategy):
-    if not strategy.candidate_gradients or sampler.couples_index:
+    if strategy.n_candidates == 1 or sampler.couples_index:
         return None
     coupling = sorted(k for k, v in SAMPLERS.items() if v().couples_index)
     return (f"subsampling={_show(strategy)} gives candidate gradients that the sampler picks "

@@ -97,15 +97,14 @@ class BaseStrategy(ParamsMixin):
     """Base class of the subsampling strategies.
 
     ``name`` is the string shortcut and ``exact`` says whether the estimator gives the exact
-    gradient (the only kind HMC accepts); ``candidate_gradients`` whether it gives candidate
-    gradients for the sampler to pick among (EWSG; only samplers with ``couples_index`` can);
+    gradient (the only kind HMC accepts); ``n_candidates`` how many candidate gradients a step
+    offers the sampler to pick among (EWSG; above 1 only samplers with ``couples_index`` can);
     ``supports_sparse`` whether ``build`` accepts sparse ``X`` (:meth:`check_data` raises before
     any pass over the data if not).
     """
 
     name = None
     exact = False
-    candidate_gradients = False
     supports_sparse = True
 
     def check_data(self, X):

@@ -150,11 +150,6 @@ class Compressed(BaseStrategy):
         self._inner_strategy().validate()
 
     @property
-    def candidate_gradients(self):
-        """Whether ``inner`` gives candidate gradients for the sampler to pick among (EWSG)."""
-        return bool(self._inner_strategy().candidate_gradients)
-
-    @property
     def n_candidates(self):
         return self._inner_strategy().n_candidates
 

@@ -35,7 +35,7 @@ class EWSG(Uniform):
     biased (seed 002, Theorem 3) but matches the full-gradient kernel better than a uniform one.
     Cost: ``M b`` per-example gradients per step and chain.  Samplers that cannot couple the index
     (``psgld``, ``hmc``, ``SGHMC(integrator="aboba")``) raise a ValueError in ``fit``
-    (``candidate_gradients``, :func:`skbayes_sg.fitting.check_combination`).
+    (``n_candidates``, :func:`skbayes_sg.fitting.check_combination`).
     ``preprocessing_`` gets ``ewsg_n_index_steps`` and ``ewsg_evals_per_step``.
 
     References
@@ -50,8 +50,6 @@ class EWSG(Uniform):
         self.n_index_steps = n_index_steps
 
     _parameter_constraints = {"n_index_steps": [Interval(Integral, 1, None, closed="left")]}
-
-    candidate_gradients = True
 
     @property
     def n_candidates(self):
