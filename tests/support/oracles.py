@@ -47,3 +47,20 @@ def assert_close_dense(a, b, tol=1e-10):
 
     a = a.toarray() if sp.issparse(a) else a
     np.testing.assert_allclose(a, b, rtol=tol, atol=tol * max(1.0, np.abs(b).max()))
+
+
+def fd_rows(fun, theta1, eps=1e-5):
+    """Central differences of ``fun(theta (p, p)) -> (p, ...)`` along each axis of ``theta1``."""
+    step = eps * np.eye(theta1.size)
+    return (fun(theta1 + step) - fun(theta1 - step)) / (2 * eps)
+
+
+def check_gradients(model, t, X, y, w):
+    """A model's per-example and summed gradients (unweighted and weighted ``w``) at ``t``
+    against central differences of its per-example ``nll``."""
+    fd = fd_rows(lambda T: model.nll(T, X, y), t)  # (p, b)
+    np.testing.assert_allclose(model.per_example_grad(t, X, y), fd.T, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(model.grad_sum(t[None], X, y)[0], fd.sum(1), rtol=1e-6,
+                               atol=1e-8)
+    np.testing.assert_allclose(model.grad_sum(t[None], X, y, w)[0], fd @ w, rtol=1e-6,
+                               atol=1e-8)

@@ -1,5 +1,7 @@
 """The fit engine (skbayes_sg.fitting): its records, its phases, where chains run."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 from sklearn.datasets import make_classification
@@ -33,8 +35,8 @@ def test_a_config_changes_the_engine_without_patching():
     default = est.fit(X, y).diagnostics_["integrator"]
     est._fit_config = FitConfig(subtract_min_rows=10**9)  # never "large": the Euler scheme
     assert (default, est.fit(X, y).diagnostics_["integrator"]) == ("aboba", "euler")
-    with pytest.raises(Exception):
-        FitConfig().auto_batch = 3  # frozen
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        FitConfig().auto_batch = 3
 
 
 def test_a_surrogate_posterior_is_sampled_in_its_own_geometry():

@@ -11,6 +11,7 @@ from scipy.special import logsumexp
 from skbayes_sg.models import GaussianLinearModel, LogisticModel, MLPModel, _logistic, _mlp
 
 from support.problems import make_problem
+from support.oracles import check_gradients, fd_rows
 
 
 close = np.testing.assert_allclose
@@ -51,21 +52,13 @@ def _problem(make, fit_b, n=7, C=2, seed=0):
     return model, theta, X, _targets(model, n, rng), rng
 
 
-def _fd_rows(fun, theta1, eps=1e-5):
-    """Central differences of ``fun(theta (p, p)) -> (p, ...)`` along each axis."""
-    return (fun(theta1 + eps * np.eye(theta1.size)) - fun(theta1 - eps * np.eye(theta1.size))) / (
-        2 * eps)
-
 
 @pytest.mark.parametrize("make, fit_b", _cases(ALL))
 def test_grad_sum_and_per_example_grad_match_finite_differences(make, fit_b):
     model, theta, X, y, rng = _problem(make, fit_b)
     w = rng.uniform(0.5, 2.0, size=y.shape)
     for t in theta:
-        fd = _fd_rows(lambda T: model.nll(T, X, y), t)  # (p, b)
-        close(model.per_example_grad(t, X, y), fd.T, rtol=1e-6, atol=1e-8)
-        close(model.grad_sum(t[None], X, y)[0], fd.sum(1), rtol=1e-6, atol=1e-8)
-        close(model.grad_sum(t[None], X, y, w)[0], fd @ w, rtol=1e-6, atol=1e-8)
+        check_gradients(model, t, X, y, w)
     assert model.grad_sum(theta, X, y).shape == (2, model.n_params)
 
 
@@ -74,7 +67,7 @@ def test_hessian_matches_finite_differences_and_diag(make, fit_b):
     model, theta, X, y, rng = _problem(make, fit_b)
     w = rng.uniform(0.5, 2.0, size=y.shape)
     H = model.hessian(theta[0], X, y, w)
-    fd = _fd_rows(lambda T: model.grad_sum(T, X, y, w), theta[0])
+    fd = fd_rows(lambda T: model.grad_sum(T, X, y, w), theta[0])
     close(H, fd, rtol=1e-6, atol=1e-8)
     close(H, H.T, atol=1e-12)
     close(model.hessian_diag(theta[0], X, y, w), np.diag(H), rtol=1e-12)

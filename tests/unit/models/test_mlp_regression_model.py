@@ -5,6 +5,7 @@ import pytest
 from numpy.testing import assert_allclose as close
 
 from skbayes_sg.models import MLPRegressionModel, NoisePrior
+from support.oracles import check_gradients, fd_rows
 
 D = 3
 CASES = [pytest.param(units, act, fit_b, id=f"{len(units) - 2}h-{act}-{'b' if fit_b else 'nob'}")
@@ -19,21 +20,13 @@ def _problem(units, act, fit_b, n=7, C=2, seed=0):
     return model, theta, rng.normal(size=(n, D)), rng.normal(size=n), rng
 
 
-def _fd_rows(fun, theta1, eps=1e-5):
-    """Central differences of ``fun(theta (p, p)) -> (p, ...)`` along each axis."""
-    step = eps * np.eye(theta1.size)
-    return (fun(theta1 + step) - fun(theta1 - step)) / (2 * eps)
-
 
 @pytest.mark.parametrize("units, act, fit_b", CASES)
 def test_gradients_match_finite_differences(units, act, fit_b):
     model, theta, X, y, rng = _problem(units, act, fit_b)
     w = rng.uniform(0.5, 2.0, size=y.shape)
     for t in theta:
-        fd = _fd_rows(lambda T: model.nll(T, X, y), t)  # (p, b)
-        close(model.per_example_grad(t, X, y), fd.T, rtol=1e-6, atol=1e-8)
-        close(model.grad_sum(t[None], X, y)[0], fd.sum(1), rtol=1e-6, atol=1e-8)
-        close(model.grad_sum(t[None], X, y, w)[0], fd @ w, rtol=1e-6, atol=1e-8)
+        check_gradients(model, t, X, y, w)
     # gathered rows: one minibatch per chain
     Xg, yg = np.stack([X, X[::-1]]), np.stack([y, y[::-1]])
     close(model.grad_sum(theta, Xg, yg, np.stack([w, w[::-1]])),
@@ -57,7 +50,7 @@ def test_noise_prior_gradient_matches_finite_differences():
     model, theta, X, y, _ = _problem((D, 4, 1), "relu", True)
     prior = NoisePrior(model.prior_precision(1.0), index=-1, a=1.0, b=0.3)
     assert model.prior_precision(1.0)[-1] == 0.0
-    fd = _fd_rows(lambda T: prior.value(T) + model.nll(T, X, y).sum(1), theta[0])
+    fd = fd_rows(lambda T: prior.value(T) + model.nll(T, X, y).sum(1), theta[0])
     close(prior.grad(theta[:1])[0] + model.grad_sum(theta[:1], X, y)[0], fd, rtol=1e-6, atol=1e-8)
 
 
@@ -65,7 +58,7 @@ def test_noise_prior_gradient_matches_finite_differences():
 def test_hessian_diag_is_the_gauss_newton_diagonal(fit_b):
     model, theta, X, y, rng = _problem((D, 4, 3, 1), "tanh", fit_b)
     w, t = rng.uniform(0.5, 2.0, size=y.shape), theta[0]
-    J = _fd_rows(lambda T: model.predict_output(T, X), t)  # (p, n): d z_i / d theta
+    J = fd_rows(lambda T: model.predict_output(T, X), t)  # (p, n): d z_i / d theta
     iv = np.exp(-2.0 * t[-1])
     expect = iv * (J * J) @ w
     expect[-1] = 2.0 * w.sum()
