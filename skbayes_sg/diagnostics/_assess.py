@@ -34,8 +34,9 @@ class Assessment(NamedTuple):
 
     ``problems`` is a tuple of plain-language sentences, empty when every R-hat is at most
     :data:`RHAT_MAX` and every bulk and tail ESS at least :data:`ESS_PER_CHAIN` per chain.
-    ``note`` is an optional short sentence for the warning of a failing verdict (the MLP's: how
-    far apart the chains' mean predicted probabilities are).
+    ``note`` is an optional short sentence for the warning of a failing verdict.  ``pooled`` is
+    the :class:`~skbayes_sg.diagnostics.PooledError` of a verdict taken on the pooled predictive
+    (the networks'): it then decides, and projects the doublings still needed.
     """
 
     rhat: np.ndarray
@@ -43,6 +44,7 @@ class Assessment(NamedTuple):
     ess_tail: np.ndarray
     problems: tuple
     note: str = ""
+    pooled: object = None
 
     @property
     def converged(self):

@@ -203,7 +203,11 @@ class _BaseSGMCMC(_DiagnosticsMixin, _ReportMixin, BaseEstimator):
         return 1.0, ""
 
     def _make_prior(self, model, y):
-        return GaussianPrior(model.prior_precision(self.prior_scale, self._intercept_scale(y)))
+        return GaussianPrior(self._prior_precision(model, y))
+
+    def _prior_precision(self, model, y):
+        """The diagonal prior precision of ``model`` for the encoded targets ``y``."""
+        return model.prior_precision(self.prior_scale, self._intercept_scale(y))
 
     #: prefix of the ``diagnostics_`` keys of a verdict taken on functions of the parameters
     _judged_as = None

@@ -54,13 +54,20 @@ class _DiagnosticsMixin:
             key = self._judged_as
             d.update({f"{key}_rhat": verdict.rhat, f"{key}_ess": verdict.ess_bulk,
                       f"{key}_ess_tail": verdict.ess_tail})
+        if verdict.pooled is not None:
+            d.update({"pooled_error": verdict.pooled.error,
+                      "pooled_error_modes_share": verdict.pooled.modes_share,
+                      "pooled_error_tolerance": verdict.pooled.tolerance})
         self.diagnostics_ = d
         if verdict.problems:
-            warn_user(convergence_message(
-                verdict, info, self._advice(verdict),
-                judged_as=None if raw is verdict else self._judged_as,
-                n_chains=self.draws_.shape[0], max_doublings=self.max_doublings),
-                ConvergenceWarning)
+            warn_user(self._warning(verdict, info), ConvergenceWarning)
+
+    def _warning(self, verdict, info):
+        """The three lines of the ``ConvergenceWarning`` of a failing ``verdict``."""
+        judged_as = None if verdict.rhat.shape == self.draws_.shape[-1:] else self._judged_as
+        return convergence_message(verdict, info, self._advice(verdict), judged_as=judged_as,
+                                   n_chains=self.draws_.shape[0],
+                                   max_doublings=self.max_doublings)
 
     def _advice(self, verdict):
         """The convergence warning's last line: what to do."""

@@ -120,6 +120,10 @@ MLP_PARAMETERS = """\
         Standard deviation of the Gaussian prior on every weight (in the units
         of standardized inputs; the regressor's in units of ``sd(y)`` with ``normalize_y``);
         biases get ``10 max(prior_scale, 1)``.
+    prior_scaling : {"none", "fan_in"}, default="none"
+        ``"fan_in"`` divides the prior variance of layer ``l``'s weights by the layer's number of
+        inputs (Neal, 1996): every unit's pre-activation then has prior sd ``prior_scale``
+        times its inputs' root mean square, whatever the width.
     fit_intercept : bool, default=True
         Whether layers have biases.
 """

@@ -90,15 +90,12 @@ class BayesianMLPClassifier(_MLPMixin, _ClassifierMixin, ClassifierMixin, _BaseS
 
     @staticmethod
     def _judge_parts():
-        """Predictive log-probabilities ``log p(y_i | x_i, theta)``, explained in probabilities."""
-        def explain(loglik, rhat):
-            note = ("Chains' mean predicted probabilities differ by at most "
-                    f"{_spread(loglik):.2g}")
-            return _function_hint(loglik, rhat), note
-
-        return (lambda model, draws, X, y: -model.nll(draws, X, y)), explain
+        """Predictive log-probabilities ``log p(y_i | x_i, theta)``; pooled: class probabilities."""
+        return ((lambda model, draws, X, y: -model.nll(draws, X, y)),
+                (lambda model, draws, X: (model.predict_output(draws, X), None)))
 
     def __init__(self, *, hidden_layer_sizes=(100,), activation="relu", prior_scale=1.0,
+                 prior_scaling="none",
                  fit_intercept=True, sampler="sgnht", subsampling="uniform", batch_size=100,
                  step_size="auto", preconditioner="auto", n_warmup=1000, n_draws=200, thin=10,
                  n_chains=2, n_jobs=None, random_state=None, verbose=0, init="laplace",
@@ -110,29 +107,3 @@ class BayesianMLPClassifier(_MLPMixin, _ClassifierMixin, ClassifierMixin, _BaseS
         units = (n_features, *self._hidden(), n_classes)
         return MLPModel(units, self.activation, self.fit_intercept)
 
-
-def _function_hint(loglik, rhat, certain=0.99):
-    """What the disagreement means for predictions, for the R-hat sentence.
-
-    Names the pooled mean predicted probability of the observed class on the row with the largest
-    R-hat, and how far apart the chains' means of that probability are over all judged rows
-    (probability units: what ``predict_proba`` averages).  When the worst row is predicted with
-    probability above ``certain``, adds why such rows mix slowly.
-    """
-    proba = np.exp(loglik).mean(axis=1)  # (C, rows): each chain's mean predicted probability
-    spread = _spread(loglik)
-    worst = float(proba[:, int(np.nanargmax(rhat))].mean())
-    shown = f"1 - {1.0 - worst:.2g}" if worst > certain else f"{worst:.3g}"
-    hint = (f" On the worst row the mean predicted probability of its class is {shown}; "
-            f"over the judged rows the chains' mean predicted probabilities differ by at most "
-            f"{spread:.2g}.")
-    if worst > certain:
-        hint += (" Near-certain rows have log-probabilities that follow the scale of the "
-                 "network's weights, which mixes slowly.")
-    return hint
-
-
-def _spread(loglik):
-    """Largest difference between the chains' mean predicted probabilities over the rows."""
-    proba = np.exp(loglik).mean(axis=1)  # (C, rows)
-    return float(np.max(proba.max(axis=0) - proba.min(axis=0)))

@@ -5,7 +5,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..diagnostics import assess, convergence_problems
+from ..diagnostics import MIN_DRAWS, POOLED_TOLERANCE, assess, pooled_error
 
 __all__ = ["_MLPMixin", "judged_rows"]
 
@@ -21,15 +21,17 @@ class _MLPMixin:
     """The network's parameters (``hidden_layer_sizes``, ``activation``), ``coefs_`` /
     ``intercepts_`` and the verdict in function space.
 
-    A subclass gives ``_judged_noun`` and ``_judge_parts()``: ``(values, explain)``, where
+    A subclass gives ``_judged_noun`` and ``_judge_parts()``: ``(values, pooled)``, where
     ``values(model, draws (S, p), X, y) -> (S, rows)`` are the identified functions of a
-    training row that judge convergence and ``explain(values (C, D, rows), rhat) -> (hint,
-    note)`` says what a failing verdict means for the predictions.
+    training row whose R-hat and ESS ``diagnostics_`` reports, and ``pooled(model, draws, X) ->
+    (mean, scale)`` what the predictive averages (class probabilities ``(S, rows, K)`` and
+    None, or Gaussian means ``(S, rows)`` and the predictive sd per row).
     """
 
     _mlp_constraints = {
         "hidden_layer_sizes": [tuple, list, Integral],
         "activation": [StrOptions({"relu", "tanh", "logistic"})],
+        "prior_scaling": [StrOptions({"fan_in", "none"})],
         # no exact Hessian, so no dense Laplace preconditioner: "auto" is "diagonal" (Fisher)
         "preconditioner": [StrOptions({"auto", "diagonal"}), None],
         "n_predict_draws": [Interval(Integral, 1, None, closed="left")],
@@ -39,43 +41,46 @@ class _MLPMixin:
     _auto_subsampling, _cheap_subsampling = "uniform", None  # subsampling="auto": its default
     _judged_as = "predictive"
 
-    def _advice(self, verdict):
-        """The convergence warning's last line.
-
-        With the default ``sgnht`` the thermostat absorbs the minibatch noise, so the noise
-        advice of the other samplers does not apply; for a network more draws mostly cost
-        memory, so the advice is a longer run at the same memory (``thin``, ``max_doublings``),
-        after how far apart the chains' predictions are (``verdict.note``).
-        """
-        noise = None if self.sampler == "sgnht" else self._noise_advice()
-        note = verdict.note or "The chains disagree"
-        return noise or f"{note}: increase thin and max_doublings."
+    def _prior_precision(self, model, y):
+        """The network's prior precision: ``prior_scaling="fan_in"`` divides layer ``l``'s weight
+        variance by its fan-in."""
+        return model.prior_precision(self.prior_scale, self._intercept_scale(y),
+                                     fan_in=self.prior_scaling == "fan_in")
 
     def _judge(self, posterior):
-        """The verdict in function space, on a fixed subset of up to 100 training rows.
+        """The verdict on the pooled predictive, on a fixed subset of up to 100 training rows.
 
-        Raw weights are not identified (hidden units permute, signs flip), so their R-hat says
-        nothing about the predictions; functions of the training rows (``_judge_parts``) are
-        identified and decide the warning (``diagnostics_`` keeps the raw-weight ``rhat`` /
-        ``ess`` too).  A failing verdict also says how far apart the chains' predictions are.
+        Raw weights are not identified (hidden units permute, signs flip) and the chains start
+        in different modes, which local samplers do not leave: their predictions need not agree.
+        What ``predict`` averages is the pooled predictive, so its Monte-Carlo error decides
+        (:func:`~skbayes_sg.diagnostics.pooled_error`, at most
+        :data:`~skbayes_sg.diagnostics.POOLED_TOLERANCE` in mean total variation).  The R-hat and
+        ESS of the rows' predictive values (``_judge_parts``) are kept in ``diagnostics_`` as
+        ``predictive_rhat`` / ``predictive_ess`` (the raw-weight ``rhat`` / ``ess`` too).
         """
         rows = judged_rows(posterior.n_rows)
         X, y = posterior.rows(rows)
         model, noun = posterior.model, self._judged_noun
-        values, explain = self._judge_parts()
+        values, pooled_values = self._judge_parts()
 
         def judge(draws, early=False):
             C, D, p = draws.shape
-            judged = values(model, draws.reshape(C * D, p), X, y).reshape(C, D, rows.size)
-            verdict = assess(judged, noun=noun, early=early)
-            if verdict.converged or C < 2 or np.all(np.isnan(verdict.rhat)):
+            flat = draws.reshape(C * D, p)
+            judged = values(model, flat, X, y).reshape(C, D, rows.size)
+            verdict = assess(judged, noun=noun)
+            if D < MIN_DRAWS:
                 return verdict
-            hint, note = explain(judged, verdict.rhat)
-            problems = convergence_problems(verdict.rhat, verdict.ess_bulk, verdict.ess_tail, C,
-                                            hint=hint, noun=noun)
-            return verdict._replace(problems=problems, note=note)
+            mean, scale = pooled_values(model, flat, X)
+            pooled = pooled_error(mean.reshape(C, D, *mean.shape[1:]), scale=scale,
+                                  tolerance=POOLED_TOLERANCE)
+            problems = () if pooled.error <= pooled.tolerance else (_pooled_problem(pooled, C),)
+            return verdict._replace(problems=problems, pooled=pooled)
 
         return judge
+
+    def _warning(self, verdict, info):
+        """The three lines of the warning of a failing pooled verdict."""
+        return _pooled_warning(verdict.pooled, info, self.draws_.shape[0], self.max_doublings)
 
     def _hidden(self):
         sizes = self.hidden_layer_sizes
@@ -89,3 +94,26 @@ class _MLPMixin:
         n_layers = len(self._hidden()) + 1
         self.coefs_ = [mean[f"coef_{i}"] for i in range(n_layers)]
         self.intercepts_ = [mean[f"intercept_{i}"] for i in range(n_layers)]
+
+
+def _pooled_problem(pooled, n_chains):
+    """The verdict's sentence (``diagnostics_["convergence_problems"]``, ``summary()``)."""
+    return (f"The pooled predictive's Monte-Carlo error is {pooled.error:.3g} in mean total "
+            f"variation over the judged training rows, above {pooled.tolerance}; "
+            f"{100 * pooled.modes_share:.0f}% of its variance is the spread between the "
+            f"{n_chains} chains' modes, which only more chains reduce.")
+
+
+def _pooled_warning(pooled, info, n_chains, max_doublings):
+    """Three lines: the error and the run, why, and what to do."""
+    head = (f"Pooled predictive Monte-Carlo error {pooled.error:.3g} > {pooled.tolerance} (mean "
+            f"total variation) after {info['sampling_steps']:,} steps per chain.")
+    why = (f"Chains in different modes are expected for a network; {pooled.modes_share:.0%} of "
+           "the error is their spread.")
+    if pooled.modes_share >= 0.5 or not np.isfinite(pooled.doublings):
+        need = int(np.ceil(n_chains * (pooled.error / pooled.tolerance) ** 2))
+        todo = f"Increase n_chains (about {need} reach the tolerance)."
+    else:
+        todo = (f"Increase max_doublings (ran {info['n_doublings']} of {max_doublings}) or "
+                "thin, or n_chains.")
+    return "\n".join([head, why, todo])

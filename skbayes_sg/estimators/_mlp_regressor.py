@@ -87,30 +87,29 @@ class BayesianMLPRegressor(_MLPMixin, _NormalizeYMixin, RegressorMixin, _BaseSGM
     _judged_noun = "training-row predictive means"
 
     def __init__(self, *, hidden_layer_sizes=(100,), activation="relu", prior_scale=1.0,
+                 prior_scaling="none",
                  fit_intercept=True, sampler="sgnht", subsampling="uniform", batch_size=100,
                  step_size="auto", preconditioner="auto", n_warmup=1000, n_draws=200, thin=10,
                  n_chains=2, n_jobs=None, random_state=None, verbose=0, init="laplace",
                  max_doublings=3, draws_dtype="float64", n_predict_draws=100, normalize_y=True):
         _store_params(self, locals())
 
-    def _judge_parts(self):
-        """The network's outputs (predictive means), explained in y's units."""
-        scale = self.y_scale_
+    @staticmethod
+    def _judge_parts():
+        """The network's outputs (predictive means); pooled: the means and the predictive sd."""
+        def pooled(model, draws, X):
+            means = model.predict_output(draws, X)
+            noise = np.mean(model.unpack(draws)["noise_std"] ** 2)
+            return means, np.sqrt(means.var(axis=0) + noise)
 
-        def explain(means, rhat):
-            spread = float(np.max(np.ptp(means.mean(axis=1), axis=0))) * scale
-            note = f"Chains' mean predictions differ by at most {spread:.2g} (in y's units)"
-            return f" {note}.", note
-
-        return (lambda model, draws, X, y: model.predict_output(draws, X)), explain
+        return (lambda model, draws, X, y: model.predict_output(draws, X)), pooled
 
     def _make_model(self, n_features, n_outputs):
         return MLPRegressionModel((n_features, *self._hidden(), 1), self.activation,
                                   self.fit_intercept)
 
     def _make_prior(self, model, y):
-        return self._noise_prior(model.prior_precision(self.prior_scale, self._intercept_scale(y)),
-                                 y)
+        return self._noise_prior(self._prior_precision(model, y), y)
 
     def _intercept_scale(self, y):
         mean, sd, _ = self._moments(y)

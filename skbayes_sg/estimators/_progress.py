@@ -106,18 +106,22 @@ class Progress:
     def finished(self, diagnostics):
         """One line at the end of ``fit``: cost, the step, and the verdict's worst R-hat / ESS.
 
-        The R-hat and ESS are those the verdict judged: ``diagnostics["predictive_rhat"]`` for
-        the MLP, ``"identified_rhat"`` for a softmax, else the parameters' ``"rhat"``.
+        The R-hat and ESS are those of the judged quantities: ``diagnostics["predictive_rhat"]``
+        for the networks (whose verdict is the pooled predictive's Monte-Carlo error, shown
+        first), ``"identified_rhat"`` for a softmax, else the parameters' ``"rhat"``.
         """
         d = diagnostics
         prefix = _judged_prefix(d)
         rhat, ess = d[f"{prefix}rhat"], d[f"{prefix}ess"]
         label = prefix.replace("_", " ")
         verdict = "converged" if d["converged"] else "not converged"
+        judged = (f"pooled predictive Monte-Carlo error {d['pooled_error']:.3g} (tolerance "
+                  f"{d['pooled_error_tolerance']}), " if "pooled_error" in d else "")
         self.write(f"done: sampling {format_seconds(d['sampling_seconds'])}, "
                    f"{d['n_grad_evals']:,} gradient evaluations ({d['data_passes']:.1f} data "
-                   f"passes), step {d['step_size']:.3g}; {label}R-hat max {_nanmax(rhat):.3f}, "
-                   f"{label}bulk ESS min {_nanmin(ess):.0f}: {verdict}; see summary()")
+                   f"passes), step {d['step_size']:.3g}; {judged}{label}R-hat max "
+                   f"{_nanmax(rhat):.3f}, {label}bulk ESS min {_nanmin(ess):.0f}: {verdict}; "
+                   "see summary()")
 
 
 def describe_run(plan):

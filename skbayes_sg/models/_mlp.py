@@ -123,11 +123,15 @@ class MLPModel(Likelihood):
                                      else np.zeros((*lead, shape[1]), dtype=theta.dtype))
         return out
 
-    def prior_precision(self, prior_scale, intercept_scale=None):
-        """Diagonal prior precision ``(p,)``: ``1/prior_scale^2`` on weights,
-        ``1/intercept_scale^2`` on biases (default ``10 * prior_scale``)."""
+    def prior_precision(self, prior_scale, intercept_scale=None, fan_in=False):
+        """Diagonal prior precision ``(p,)``: ``1/prior_scale^2`` on weights (``fan_in``:
+        ``n_in_l / prior_scale^2`` on layer ``l``'s, so every pre-activation has prior sd
+        ``prior_scale`` times its inputs' root mean square), ``1/intercept_scale^2`` on biases
+        (default ``10 * prior_scale``)."""
         intercept_scale = 10.0 * prior_scale if intercept_scale is None else intercept_scale
         prec = np.full(self.n_params, 1.0 / prior_scale**2)
+        for s, e, (n_in, _) in self._coef_indptr if fan_in else ():
+            prec[s:e] *= n_in
         for bs, be in self._intercept_indptr:
             prec[bs:be] = 1.0 / intercept_scale**2
         return prec

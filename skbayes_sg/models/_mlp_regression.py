@@ -55,9 +55,9 @@ class MLPRegressionModel(MLPModel):
         theta = np.asarray(theta)
         return {**super().unpack(theta), "noise_std": np.exp(theta[..., -1])}
 
-    def prior_precision(self, prior_scale, intercept_scale=None):
+    def prior_precision(self, prior_scale, intercept_scale=None, fan_in=False):
         """The network's diagonal prior precision and 0 on ``log sigma`` (a ``NoisePrior``'s)."""
-        prec = super().prior_precision(prior_scale, intercept_scale)
+        prec = super().prior_precision(prior_scale, intercept_scale, fan_in)
         prec[-1] = 0.0
         return prec
 

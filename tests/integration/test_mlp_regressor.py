@@ -149,7 +149,8 @@ def test_bad_parameters_raise():
         BayesianMLPRegressor(normalize_y="yes").fit(X, y)
 
 
-def test_verdict_is_on_predictive_means_in_y_units():
+def test_verdict_is_the_pooled_error_of_the_predictive_means():
+    from skbayes_sg.diagnostics import pooled_error
     from skbayes_sg.estimators._mlp_base import judged_rows
 
     X, y = _sine(n=150)
@@ -159,7 +160,10 @@ def test_verdict_is_on_predictive_means_in_y_units():
     rows = judged_rows(X.shape[0])
     assert reg.diagnostics_["predictive_rhat"].shape == rows.shape
     C, D, p = reg.draws_.shape
-    means = reg.model_.predict_output(reg.draws_.reshape(C * D, p), X[rows]).reshape(C, D, -1)
-    spread = np.max(np.ptp(means.mean(axis=1), axis=0)) * reg.y_scale_
-    message = str(record[0].message)
-    assert f"differ by at most {spread:.2g} (in y's units)" in message
+    flat = reg.draws_.reshape(C * D, p)
+    means = reg.model_.predict_output(flat, X[rows])
+    sd = np.sqrt(means.var(axis=0) + np.mean(reg.model_.unpack(flat)["noise_std"] ** 2))
+    # in units of the predictive sd: the same for y and 1000 y
+    expected = pooled_error(means.reshape(C, D, -1), scale=sd, tolerance=0.02).error
+    assert reg.diagnostics_["pooled_error"] == pytest.approx(expected, rel=1e-12)
+    assert f"Monte-Carlo error {expected:.3g} > " in str(record[0].message)

@@ -119,7 +119,7 @@ CASES = {
         ConvergenceWarning, "increase batch_size"),
     "mlp": (lambda d: BayesianMLPClassifier(
         hidden_layer_sizes=(4,), n_warmup=0, n_draws=10, thin=1, max_doublings=0,
-        random_state=0).fit(*d["blobs"]), ConvergenceWarning, "predictive R-hat"),
+        random_state=0).fit(*d["blobs"]), ConvergenceWarning, "Pooled predictive Monte-Carlo"),
     "softmax": (lambda d: BayesianLogisticRegression(**SHORT).fit(*d["blobs"]),
                 ConvergenceWarning, "identified R-hat"),
     "compressed": (lambda d: BayesianLinearRegression(
@@ -239,7 +239,8 @@ def test_verbose_reports_the_rhat_the_verdict_used(blobs, capsys):
     assert np.nanmax(d["predictive_rhat"]) < np.nanmax(d["rhat"]) - 0.1
     assert f"predictive R-hat max {np.nanmax(d['predictive_rhat']):.3f}" in last
     assert f"predictive bulk ESS min {np.nanmin(d['predictive_ess']):.0f}" in last
-    assert last.endswith("not converged; see summary()")
+    assert f"pooled predictive Monte-Carlo error {d['pooled_error']:.3g}" in last
+    assert last.endswith(("not converged; see summary()", ": converged; see summary()"))
 
 
 # ------------------------------------------------------------------------- 5. small surprises
