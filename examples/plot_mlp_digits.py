@@ -80,8 +80,8 @@ for name, model in models.items():
 d = models["BayesianMLPClassifier"].diagnostics_
 print(f"Bayesian cost: {d['n_grad_evals']:,} gradient evaluations ({d['data_passes']:.0f} data "
       f"passes), draws {models['BayesianMLPClassifier'].draws_.shape}")
-print(f"Bayesian verdict: converged={d['converged']}, predictive R-hat max "
-      f"{np.nanmax(d['predictive_rhat']):.3f}")
+print(f"Bayesian verdict: converged={d['converged']}, pooled predictive Monte-Carlo error "
+      f"{d['pooled_error']:.3f} (tolerance {d['pooled_error_tolerance']})")
 
 proba = probas["BayesianMLPClassifier"]
 worst = np.argsort(-entropy(proba))[:8]

@@ -33,15 +33,19 @@ SHORT = dict(n_warmup=100, n_draws=50) if FAST else {}
 
 def report(name, est, seconds):
     d = est.diagnostics_
-    # the MLP is judged in function space (its raw weights permute between chains)
-    space = "predictive_" if "predictive_rhat" in d else ""
-    print(f"  fit {seconds:.1f}s | sampler step {d['step_size']:.3g} | "
-          f"min bulk ESS {np.nanmin(d[space + 'ess']):.0f} | "
-          f"max R-hat {np.nanmax(d[space + 'rhat']):.3f}"
-          f"{' (function space)' if space else ''} | {d['data_passes']:.1f} data passes")
+    if "pooled_error" in d:
+        # a network is judged by what predict_proba averages: the pooled predictive over chains
+        # that sit in different modes (its raw weights permute between chains)
+        verdict = (f"pooled predictive MC error {d['pooled_error']:.3f} "
+                   f"(tolerance {d['pooled_error_tolerance']})")
+    else:
+        verdict = (f"min bulk ESS {np.nanmin(d['ess']):.0f} | "
+                   f"max R-hat {np.nanmax(d['rhat']):.3f}")
+    print(f"  fit {seconds:.1f}s | sampler step {d['step_size']:.3g} | {verdict} | "
+          f"{d['data_passes']:.1f} data passes")
     if not d["converged"]:
         print(f"  not converged after {d['sampling_steps']} sampling steps per chain: "
-              "the ConvergenceWarning above says how far apart the chains are")
+              "the ConvergenceWarning above says why and what to do")
 
 
 def classification(name, est, X, y):

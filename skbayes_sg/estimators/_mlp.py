@@ -48,17 +48,18 @@ class BayesianMLPClassifier(_MLPMixin, _ClassifierMixin, ClassifierMixin, _BaseS
     ``2 x 200 x 79,510 x 8`` bytes, about 254 MB; choose ``n_chains * n_draws`` with this in
     mind (``thin`` and ``max_doublings`` lengthen the run at no memory cost).
 
-    The posterior of a neural network is multimodal (hidden units permute) and weakly identified,
-    so the verdict is taken in function space (the predictive log-probabilities of up to 100
-    training rows).  With ``init="laplace"`` chain 0 starts near the Adam mode that centres the
-    preconditioner and every other chain near its own Adam run from a fresh random
-    initialisation: the chains start in different modes, so R-hat can see disagreement between
-    them.  Expect the warning on most problems: chains from different modes agree in function
-    space as quickly as chains from one mode, but slowly, so the default budget rarely brings the
-    predictive R-hat to its threshold (the user guide's limitations page gives an example).  The
-    slowest rows are those predicted near-certainly, whose log-probabilities follow the scale of
-    the weights; the chains' mean predicted probabilities then differ little (the warning gives
-    the figure), and the predictions, which average over all chains, stay accurate.
+    The posterior of a neural network is multimodal (hidden units permute) and weakly identified.
+    With ``init="laplace"`` chain 0 starts near the Adam mode that centres the preconditioner and
+    every other chain near its own Adam run from a fresh random initialisation, so the chains sit
+    in different modes, which local samplers do not leave: their predictions need not agree, and
+    that is expected.  The verdict is therefore taken on what :meth:`predict_proba` averages, the
+    pooled predictive: its Monte-Carlo error (the chains' mode spread and their own Monte-Carlo
+    error, in mean total variation over up to 100 training rows,
+    :func:`~skbayes_sg.diagnostics.pooled_error`) must be at most
+    :data:`~skbayes_sg.diagnostics.POOLED_TOLERANCE`.  Doublings reduce each chain's own error;
+    only more chains (``n_chains``) reduce the modes' spread, and the warning says which applies.
+    ``diagnostics_`` keeps the R-hat and ESS of the rows' predictive log-probabilities
+    (``predictive_rhat``, ...) and of the raw weights.
 
     :meth:`summary` stays fast for large layers: it prints the five weights with the
     highest R-hat per large group and reuses the ESS and R-hat computed in ``fit``.
