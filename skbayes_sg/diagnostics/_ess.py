@@ -11,6 +11,7 @@ sampler must not look perfectly efficient. No warning is raised.
 """
 
 from concurrent.futures import ThreadPoolExecutor
+from types import MappingProxyType
 
 import numpy as np
 from scipy.special import ndtri
@@ -203,7 +204,7 @@ def _ess_tail(x, probs=TAIL_PROBS, cuts=None):
     return np.minimum.reduce(ess)
 
 
-_METHODS = {"bulk": _ess_bulk, "tail": _ess_tail, "basic": _ess_basic}
+_METHODS = MappingProxyType({"bulk": _ess_bulk, "tail": _ess_tail, "basic": _ess_basic})
 
 
 def effective_sample_size(draws, method="bulk"):

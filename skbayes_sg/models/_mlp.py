@@ -1,6 +1,7 @@
 """Multi-layer perceptron classifier likelihood (softmax output)."""
 
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import numpy as np
 from scipy.special import expit, logsumexp, softmax
@@ -41,11 +42,11 @@ def _logistic_derivative(a):
 
 
 #: name -> (in-place activation ``f(z)``, derivative ``f'`` from the output ``a = f(z)``).
-ACTIVATIONS = {
+ACTIVATIONS = MappingProxyType({
     "relu": (_relu, _relu_derivative),
     "tanh": (_tanh, _tanh_derivative),
     "logistic": (_logistic, _logistic_derivative),
-}
+})
 
 
 @dataclass(frozen=True)
