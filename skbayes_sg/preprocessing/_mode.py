@@ -30,9 +30,10 @@ def find_mode(posterior, rng, *, max_iter=None, anchor=False, config=DEFAULT_MOD
     posterior with ``cheap_subsets``) it is estimated on the warm start's subsample, of
     ``hessian_rows`` rows (``ModeResult.hessian_rows``), and Newton stops at the looser
     ``config.sampled_tol``.  ``config`` (a :class:`~skbayes_sg.preprocessing.ModeConfig`)
-    holds the subsample sizes and tolerances.  With ``anchor`` (control variates at the mode will follow) Newton's last
-    pass also computes their :class:`~skbayes_sg.preprocessing.Anchor`, returned as
-    ``ModeResult.anchor``: their own pass is saved.  L-BFGS on a softmax returns the feature
+    holds the subsample sizes and tolerances.  With ``anchor`` (control variates at the mode
+    will follow) Newton's last pass also computes their
+    :class:`~skbayes_sg.preprocessing.Anchor`, returned as ``ModeResult.anchor``: their own
+    pass is saved.  L-BFGS on a softmax returns the feature
     Gram matrix it made (``ModeResult.gram``) for the Laplace approximation.
     """
     if posterior.model.random_init:

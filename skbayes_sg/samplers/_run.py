@@ -141,8 +141,9 @@ class _Context:
 
         With ``C p >= background`` noise numbers per step (a 10-class softmax; the MLP: ~10^5)
         the next block is drawn in a worker thread while this one is used (numpy's generators
-        release the GIL, so it runs on another core).  One worker draws the blocks strictly in order from the same streams,
-        so the numbers are exactly those of drawing them in line: draws stay reproducible.
+        release the GIL, so it runs on another core).  One worker draws the blocks strictly in
+        order from the same streams, so the numbers are exactly those of drawing them in line:
+        draws stay reproducible.
         """
         draw, rngs = self.kernel.draw_block, self.rngs
         if len(sizes) < 2 or len(rngs) * p < self.background:
