@@ -11,6 +11,7 @@ sampler must not look perfectly efficient. No warning is raised.
 """
 
 from concurrent.futures import ThreadPoolExecutor
+from types import MappingProxyType
 
 import numpy as np
 from scipy.special import ndtri
@@ -48,8 +49,9 @@ def _as_draws(draws, min_draws=4):
     return x, squeeze
 
 
-def _by_columns(x, func, n_out=None):
-    """Apply ``func`` to float64 column blocks of valid parameters, NaN elsewhere.
+def _by_columns(x, func, n_out=None, *, block_elements=_BLOCK_ELEMENTS):
+    """Apply ``func`` to float64 column blocks (of at most ``block_elements`` draws, or one
+    column) of valid parameters, NaN elsewhere.
 
     A parameter is valid when all its draws are finite and not all equal.  Several blocks (a
     network's weights) run in as many Python threads as BLAS may use (sorts and FFTs release
@@ -58,7 +60,7 @@ def _by_columns(x, func, n_out=None):
     one pass over the blocks).
     """
     out = np.full(x.shape[2] if n_out is None else (n_out, x.shape[2]), np.nan)
-    step = max(1, _BLOCK_ELEMENTS // (x.shape[0] * x.shape[1]))
+    step = max(1, block_elements // (x.shape[0] * x.shape[1]))
     starts = range(0, x.shape[2], step)
 
     def one(start):
@@ -202,7 +204,7 @@ def _ess_tail(x, probs=TAIL_PROBS, cuts=None):
     return np.minimum.reduce(ess)
 
 
-_METHODS = {"bulk": _ess_bulk, "tail": _ess_tail, "basic": _ess_basic}
+_METHODS = MappingProxyType({"bulk": _ess_bulk, "tail": _ess_tail, "basic": _ess_basic})
 
 
 def effective_sample_size(draws, method="bulk"):

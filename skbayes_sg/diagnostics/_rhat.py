@@ -11,6 +11,8 @@ does): there is no variance to compare. Chains stuck at different values (no wit
 get R-hat = inf. No warning is raised in either case.
 """
 
+from types import MappingProxyType
+
 import numpy as np
 
 from ._ess import _as_draws, _by_columns, _rank_normalize, _split_chains
@@ -43,7 +45,7 @@ def _rhat_rank(split):
     return np.maximum(_rhat_bulk(split), _rhat_folded(split))
 
 
-_METHODS = {"rank": _rhat_rank, "bulk": _rhat_bulk, "folded": _rhat_folded}
+_METHODS = MappingProxyType({"rank": _rhat_rank, "bulk": _rhat_bulk, "folded": _rhat_folded})
 
 
 def split_rhat(draws, method="rank"):

@@ -4,6 +4,8 @@ What is wrong (the run that failed), the key figures (largest R-hat, smallest ES
 The full sentences stay in ``diagnostics_["convergence_problems"]`` and ``summary()``.
 """
 
+from types import MappingProxyType
+
 import numpy as np
 
 from ..diagnostics import ESS_PER_CHAIN, MIN_DRAWS, RHAT_MAX, longer_factor
@@ -11,7 +13,8 @@ from ..diagnostics import ESS_PER_CHAIN, MIN_DRAWS, RHAT_MAX, longer_factor
 __all__ = ["convergence_message", "noise_advice", "run_longer_advice"]
 
 #: what the judged columns are, by the estimator's ``_judged_as`` (None: the raw parameters)
-_NOUNS = {None: "parameters", "predictive": "training rows", "identified": "quantities"}
+_NOUNS = MappingProxyType({None: "parameters", "predictive": "training rows",
+                           "identified": "quantities"})
 
 
 def convergence_message(verdict, info, advice, *, judged_as, n_chains, max_doublings):

@@ -15,7 +15,6 @@ from ._posterior_summary import PosteriorSummary, convergence_warnings
 
 __all__ = ["_ReportMixin"]
 
-_BIG_GROUP = 2000  # larger groups reuse the ESS / R-hat computed in fit
 _SCORE_ELEMENTS = 200_000  # draws x rows per score evaluation chunk
 
 
@@ -33,7 +32,14 @@ def _name(obj):
 
 
 class _ReportMixin:
-    """Posterior report, Stein discrepancy and ArviZ export for fitted estimators."""
+    """Posterior report, Stein discrepancy and ArviZ export for fitted estimators.
+
+    ``_summary_reuse_above``: ``summary`` reuses the ESS and R-hat computed in ``fit`` for
+    parameter groups of more columns than this (the same functions of the same draws; a test
+    sets another value on its estimator).
+    """
+
+    _summary_reuse_above = 2000
 
     def _groups(self):
         """``name -> (draws (C, D, *shape), flat slice or None if transformed)``."""
@@ -52,7 +58,7 @@ class _ReportMixin:
     def _summarize_group(self, values, flat, quantiles):
         shape = values.shape[2:]
         x = values.reshape(*values.shape[:2], -1)
-        if flat is None or x.shape[2] <= _BIG_GROUP:
+        if flat is None or x.shape[2] <= self._summary_reuse_above:
             cols = summarize(x, quantiles=quantiles)
             cols.pop("name")
         else:  # same functions and draws as fit's diagnostics_: reuse them

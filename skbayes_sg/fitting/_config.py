@@ -7,6 +7,8 @@ engine through :class:`~skbayes_sg.fitting.FitSettings`.
 
 from dataclasses import dataclass
 
+from ..preprocessing import DEFAULT_MODE_CONFIG, ModeConfig
+
 __all__ = ["DEFAULT_CONFIG", "FitConfig"]
 
 
@@ -47,6 +49,11 @@ class FitConfig:
         predicted to take at least this long in one process: starting the workers and importing
         the library in them costs about a second, and the draws do not depend on where the
         chains run.
+    mode : ModeConfig
+        The thresholds of the mode search and of the Laplace approximation (subsample sizes,
+        Newton's tolerances; :class:`~skbayes_sg.preprocessing.ModeConfig` says why each),
+        handed to :func:`~skbayes_sg.preprocessing.find_mode` and
+        :func:`~skbayes_sg.preprocessing.laplace_at`.
     """
 
     pilot_positions: int = 16
@@ -60,6 +67,7 @@ class FitConfig:
     retry_factor: float = 0.25
     step_bias_max: float = 0.1
     parallel_min_seconds: float = 2.0
+    mode: ModeConfig = DEFAULT_MODE_CONFIG
 
 
 DEFAULT_CONFIG = FitConfig()

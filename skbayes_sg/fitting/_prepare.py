@@ -101,11 +101,12 @@ def prepare(posterior, settings, streams):
             posterior, settings.init, streams.child("init"), settings.n_chains,
             settings.dispersion, background=background) as starts:
         anchor = any(s is not None and s.anchors_at_mode for s in (strategy, alternative))
-        mode = find_mode(posterior, streams.child("mode"), anchor=anchor)
+        mode = find_mode(posterior, streams.child("mode"), anchor=anchor,
+                         config=settings.config.mode)
         clock.lap("mode", mode.n_grad_evals)
         laplace, evals = laplace_at(
             posterior, mode.theta, preconditioner_kind(posterior, settings.preconditioner),
-            mode.hessian, mode.hessian_rows, mode.gram)
+            mode.hessian, mode.hessian_rows, mode.gram, config=settings.config.mode)
         precond = identity() if settings.preconditioner is None else from_laplace(laplace)
         clock.lap("laplace", evals)
         curvature = measure_curvature(posterior, laplace, precond, streams.child("curvature"))
@@ -190,9 +191,10 @@ def _surrogate(context, surrogate):
     Laplace approximation of the kind the fit's has, and its curvature (the phase
     ``surrogate``)."""
     c = context
-    mode = find_mode(surrogate, c.streams.child("surrogate mode"))
+    config = c.settings.config.mode
+    mode = find_mode(surrogate, c.streams.child("surrogate mode"), config=config)
     laplace, evals = laplace_at(surrogate, mode.theta, c.laplace.kind, mode.hessian,
-                                mode.hessian_rows, mode.gram)
+                                mode.hessian_rows, mode.gram, config=config)
     precond = identity() if c.settings.preconditioner is None else from_laplace(laplace)
     curvature = measure_curvature(surrogate, laplace, precond, c.streams.child("curvature"))
     c.clock.lap("surrogate", mode.n_grad_evals + evals + curvature.n_grad_evals)

@@ -10,6 +10,7 @@ run has its own generator, spawned from the ``init`` stream.
 """
 
 from concurrent.futures import ThreadPoolExecutor
+from types import MappingProxyType
 
 import numpy as np
 
@@ -26,12 +27,12 @@ def _prior_draws(posterior, laplace, rng, n, scale):
 
 
 # init= of the estimators: (posterior, laplace, rng, n_chains, dispersion) -> (n_chains, p)
-STARTS = {
+STARTS = MappingProxyType({
     "laplace": lambda pst, lap, rng, n, scale: lap.draws(rng, n, scale=scale),
     "mode": lambda pst, lap, rng, n, scale: np.tile(lap.mode, (n, 1)),
     "zeros": lambda pst, lap, rng, n, scale: np.zeros((n, lap.mode.size)),
     "prior": _prior_draws,
-}
+})
 
 
 class ChainStarts:

@@ -62,7 +62,7 @@ def measure_curvature(posterior, laplace, precond, rng):
     step errs small).
     """
     if laplace.hessian is not None and laplace.hessian_rows is not None:
-        H, evals = subsample_hessian(posterior, laplace.mode, rng)
+        H, evals = subsample_hessian(posterior, laplace.mode, rng, laplace.hessian_rows)
         return Curvature(*whitened_curvature(H, precond), evals)
     if laplace.hessian is not None:
         return Curvature(*whitened_curvature(laplace.hessian, precond), 0)

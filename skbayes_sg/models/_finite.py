@@ -14,6 +14,8 @@ outputs (the regressor) need no limit: :func:`ray_outputs` computes them exactly
 past the float range and never NaN.
 """
 
+from types import MappingProxyType
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -22,7 +24,7 @@ from ._arrays import design
 __all__ = ["overflow_free_limit", "peak_abs", "ray_outputs", "shrink_rows"]
 
 #: largest pre-activation allowed (float64, float32): far inside the range, saturated softmax
-_HUGE = {np.dtype(np.float64): 1e300, np.dtype(np.float32): 1e30}
+_HUGE = MappingProxyType({np.dtype(np.float64): 1e300, np.dtype(np.float32): 1e30})
 
 
 def _layer_bounds(named):

@@ -8,7 +8,7 @@ from scipy.special import expit, log_expit, softmax
 from ._arrays import (as_compute, as_float64, class_predictor, class_response_grad, design,
                       linear_predictor, scalar_response_grad)
 from ._base import Likelihood
-from ._predictive import glm_mean
+from ._predictive import DEFAULT_CHUNKS, glm_mean
 from ._fused import fused_predictor
 from ._logistic_passes import FusedBinaryPasses
 from ._softmax import log_normaliser, softmax_inplace
@@ -16,7 +16,7 @@ from ._sparse import draw_chunks, is_sparse, outer_rows, squared, weighted_gram
 
 __all__ = ["LogisticModel"]
 
-_MAX_PREDICT_ELEMENTS = 10_000_000
+_MAX_PREDICT_ELEMENTS = 10_000_000  # values of predict_output's temporaries per draw chunk
 
 
 @dataclass(frozen=True)
@@ -266,24 +266,26 @@ class LogisticModel(FusedBinaryPasses, Likelihood):
             out[self._nw:] = c.sum(axis=0)
         return out
 
-    def predict_mean(self, draws, X):
+    def predict_mean(self, draws, X, *, chunks=DEFAULT_CHUNKS):
         """Class probabilities ``(n, K)`` averaged over draws ``(S, p)`` (:func:`glm_mean`).
 
-        Fused row chunks, float32 for float32 ``X``; binary: one exponential per draw and row.
+        Fused row chunks (``chunks``: their budgets), float32 for float32 ``X``; binary: one
+        exponential per draw and row.
         """
         named = self.unpack(np.atleast_2d(draws))
-        return glm_mean(named["coef"], named["intercept"], X)
+        return glm_mean(named["coef"], named["intercept"], X, chunks)
 
-    def predict_output(self, draws, X):
+    def predict_output(self, draws, X, *, max_elements=_MAX_PREDICT_ELEMENTS):
         """Class probabilities ``(S, n, K)`` for draws ``(S, p)``.
 
         Binary columns are ``[P(class 0), P(class 1)] = [1 - s, s]`` with
-        ``s = sigmoid(z)``.  Draws are processed in chunks to bound temporaries.
+        ``s = sigmoid(z)``.  Draws are processed in chunks to bound temporaries (about
+        ``max_elements`` values, at least one draw).
         """
         draws = np.atleast_2d(draws)
         S, n, K = draws.shape[0], X.shape[0], max(self.n_classes, 2)
         out = np.empty((S, n, K))
-        for sl in draw_chunks(draws.shape, n, K, _MAX_PREDICT_ELEMENTS):
+        for sl in draw_chunks(draws.shape, n, K, max_elements):
             z = self._z(draws[sl], X)
             if self._rows == 1:
                 expit(-z, out=out[sl, :, 0])

@@ -1,6 +1,7 @@
 """Multi-layer perceptron classifier likelihood (softmax output)."""
 
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import numpy as np
 from scipy.special import expit, logsumexp, softmax
@@ -8,12 +9,12 @@ from scipy.special import expit, logsumexp, softmax
 from ..utils import row_chunks
 from ._arrays import as_compute
 from ._base import Likelihood
-from ._predictive import network_mean
+from ._predictive import DEFAULT_CHUNKS, network_mean
 
 __all__ = ["ACTIVATIONS", "MLPModel"]
 
-_MAX_PREDICT_ELEMENTS = 10_000_000
-_FISHER_CHUNK = 2048
+_MAX_PREDICT_ELEMENTS = 10_000_000  # values of predict_output's temporaries per draw chunk
+_FISHER_CHUNK = 2048  # rows per chunk of the Fisher diagonal's backward passes
 
 
 def _relu(z):
@@ -41,11 +42,11 @@ def _logistic_derivative(a):
 
 
 #: name -> (in-place activation ``f(z)``, derivative ``f'`` from the output ``a = f(z)``).
-ACTIVATIONS = {
+ACTIVATIONS = MappingProxyType({
     "relu": (_relu, _relu_derivative),
     "tanh": (_tanh, _tanh_derivative),
     "logistic": (_logistic, _logistic_derivative),
-}
+})
 
 
 @dataclass(frozen=True)
@@ -221,16 +222,16 @@ class MLPModel(Likelihood):
         raise NotImplementedError("MLPModel has no exact Hessian (p x p, indefinite); use "
                                   "hessian_diag, the Gauss-Newton (Fisher) diagonal.")
 
-    def hessian_diag(self, theta1, X, y=None, weight=None):
+    def hessian_diag(self, theta1, X, y=None, weight=None, *, chunk_rows=_FISHER_CHUNK):
         """Diagonal of the Gauss-Newton (= Fisher) matrix ``(p,)``.
 
         ``sum_i w_i sum_k p_ik (grad log p(k | x_i))^2``: the ``K`` backward
-        passes from ``delta = e_k - p_i`` run together, chunked over rows,
-        and each layer uses ``sum_i (a_i^2) (x) (sum_k p_ik delta_ik^2)``, so
+        passes from ``delta = e_k - p_i`` run together, chunked over rows (``chunk_rows`` at a
+        time), and each layer uses ``sum_i (a_i^2) (x) (sum_k p_ik delta_ik^2)``, so
         no ``(b, p)`` array is formed.  ``y`` is unused.
         """
         out, X = np.zeros(self.n_params), np.asarray(X)
-        for sl in row_chunks(X.shape[0], rows=_FISHER_CHUNK):
+        for sl in row_chunks(X.shape[0], rows=chunk_rows):
             self._fisher_chunk(theta1, X[sl], None if weight is None else weight[sl], out)
         return out
 
@@ -259,20 +260,22 @@ class MLPModel(Likelihood):
                 delta = (delta @ theta1[s:e].reshape(shape).T) * deriv(a)
         return out
 
-    def predict_mean(self, draws, X):
+    def predict_mean(self, draws, X, *, chunks=DEFAULT_CHUNKS):
         """Class probabilities ``(n, K)`` averaged over draws ``(S, p)`` (:func:`network_mean`).
 
-        Groups of draws share one matrix product per layer; float32 for float32 ``X``.
+        Groups of draws share one matrix product per layer (``chunks``: the budgets); float32
+        for float32 ``X``.
         """
         named = self.unpack(np.atleast_2d(draws))
         layers = [(named[f"coef_{l}"], named[f"intercept_{l}"]) for l in range(self.n_layers)]
-        return network_mean(layers, ACTIVATIONS[self.activation][0], X)
+        return network_mean(layers, ACTIVATIONS[self.activation][0], X, chunks)
 
-    def predict_output(self, draws, X):
-        """Class probabilities ``(S, n, K)`` for draws ``(S, p)``, in chunks of draws."""
+    def predict_output(self, draws, X, *, max_elements=_MAX_PREDICT_ELEMENTS):
+        """Class probabilities ``(S, n, K)`` for draws ``(S, p)``, in chunks of draws (their
+        widest layer at most about ``max_elements`` values)."""
         draws = np.atleast_2d(draws)
         S, n = draws.shape[0], X.shape[0]
         out = np.empty((S, n, self.layer_units[-1]))
-        for sl in row_chunks(S, n * max(self.layer_units[1:]), elements=_MAX_PREDICT_ELEMENTS):
+        for sl in row_chunks(S, n * max(self.layer_units[1:]), elements=max_elements):
             out[sl] = softmax(self._forward(draws[sl], X)[1], axis=-1)
         return out

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..utils import row_chunks
-from ._mlp import _MAX_PREDICT_ELEMENTS, ACTIVATIONS, MLPModel
+from ._mlp import _FISHER_CHUNK, _MAX_PREDICT_ELEMENTS, ACTIVATIONS, MLPModel
 
 __all__ = ["MLPRegressionModel"]
 
@@ -98,9 +98,10 @@ class MLPRegressionModel(MLPModel):
         out[:, -1] = 1.0 - iv[0, 0] * e[0] * e[0]
         return out
 
-    def hessian_diag(self, theta1, X, y=None, weight=None):
-        """Gauss-Newton (Fisher) diagonal ``(p,)``; ``y`` is unused."""
-        out = super().hessian_diag(theta1, X, y, weight)
+    def hessian_diag(self, theta1, X, y=None, weight=None, *, chunk_rows=_FISHER_CHUNK):
+        """Gauss-Newton (Fisher) diagonal ``(p,)`` (rows ``chunk_rows`` at a time); ``y`` is
+        unused."""
+        out = super().hessian_diag(theta1, X, y, weight, chunk_rows=chunk_rows)
         out[-1] = 2.0 * (X.shape[0] if weight is None else float(np.sum(weight)))
         return out
 
@@ -120,11 +121,12 @@ class MLPRegressionModel(MLPModel):
         """Predictive mean ``(n,)`` of the network's output over draws ``(S, p)``."""
         return self.predict_output(draws, X).mean(axis=0)
 
-    def predict_output(self, draws, X):
-        """Network outputs ``(S, n)`` (the predictive means) for draws ``(S, p)``, in chunks."""
+    def predict_output(self, draws, X, *, max_elements=_MAX_PREDICT_ELEMENTS):
+        """Network outputs ``(S, n)`` (the predictive means) for draws ``(S, p)``, in chunks of
+        draws (about ``max_elements`` values)."""
         draws = np.atleast_2d(draws)
         S, n = draws.shape[0], X.shape[0]
         out = np.empty((S, n))
-        for sl in row_chunks(S, n * max(self.layer_units[1:]), elements=_MAX_PREDICT_ELEMENTS):
+        for sl in row_chunks(S, n * max(self.layer_units[1:]), elements=max_elements):
             out[sl] = self._forward(draws[sl], X)[1][..., 0]
         return out

@@ -22,20 +22,45 @@ rows back along their ray (:func:`~skbayes_sg.models._finite.shrink_rows`).
 """
 
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 
 from ..utils import blas_threads, one_blas_thread, row_chunks
 from ._sparse import draw_chunks, is_sparse, row_block
 
-__all__ = ["binary_sums", "cache_rows", "compute_dtype", "glm_mean", "network_mean",
-           "normalize_rows", "softmax_sum"]
+__all__ = ["DEFAULT_CHUNKS", "PredictChunks", "binary_sums", "cache_rows", "compute_dtype",
+           "glm_mean", "network_mean", "normalize_rows", "softmax_sum"]
 
-_CACHE_BYTES = 1 << 20  # working set of a row chunk: well inside a 2 MiB L2
-_MIN_ROWS, _MAX_ROWS = 64, 4096
-_GROUP_ELEMENTS = 1 << 22  # parameters of a group of draws copied in the compute layout
+
+@dataclass(frozen=True, kw_only=True)
+class PredictChunks:
+    """The memory budgets of the predictive kernels (the defaults are the library's).
+
+    Attributes
+    ----------
+    cache_bytes : int
+        Working set of a row chunk: well inside a 2 MiB L2 cache.
+    min_rows, max_rows : int
+        Bounds on the rows of a chunk (below, the per-chunk overhead dominates; above, the
+        buffers outgrow the cache for little gain).
+    group_elements : int
+        Parameters of a group of draws copied in the compute layout (4M values).
+    threads : int or None
+        Row blocks run in at most this many threads; None: one per thread BLAS may use.
+    """
+
+    cache_bytes: int = 1 << 20
+    min_rows: int = 64
+    max_rows: int = 4096
+    group_elements: int = 1 << 22
+    threads: int = None
+
+
+DEFAULT_CHUNKS = PredictChunks()
 #: largest |logit| fed to ``exp``: exp stays finite and ``1 + exp`` representable
-_EXP_LIMIT = {np.dtype(np.float64): 700.0, np.dtype(np.float32): 80.0}
+_EXP_LIMIT = MappingProxyType({np.dtype(np.float64): 700.0, np.dtype(np.float32): 80.0})
 
 
 def compute_dtype(X):
@@ -43,10 +68,11 @@ def compute_dtype(X):
     return np.dtype(np.float32) if X.dtype == np.float32 else np.dtype(np.float64)
 
 
-def cache_rows(width, dtype, n_buffers=2):
-    """Rows per chunk so that ``n_buffers`` arrays of ``width`` values per row fit the cache."""
-    rows = _CACHE_BYTES // max(1, n_buffers * width * np.dtype(dtype).itemsize)
-    return int(min(_MAX_ROWS, max(_MIN_ROWS, rows)))
+def cache_rows(width, dtype, n_buffers=2, chunks=DEFAULT_CHUNKS):
+    """Rows per chunk so that ``n_buffers`` arrays of ``width`` values per row fit the cache
+    (``chunks.cache_bytes``)."""
+    rows = chunks.cache_bytes // max(1, n_buffers * width * np.dtype(dtype).itemsize)
+    return int(min(chunks.max_rows, max(chunks.min_rows, rows)))
 
 
 def binary_sums(neg_z, out, buf, clip=False):
@@ -93,28 +119,31 @@ def normalize_rows(p, chunk=8192):
     return p
 
 
-def glm_mean(coef, intercept, X):
+def glm_mean(coef, intercept, X, chunks=DEFAULT_CHUNKS):
     """Mean class probabilities ``(n, K)`` of a GLM over draws: ``coef (S, R, d)``, ``intercept
     (S, R)``; ``R = 1`` is binary (sigmoid, ``K = 2``), ``R = K`` softmax.  ``X`` dense or CSR.
 
-    Draws go in groups whose coefficients (copied in the compute dtype) stay below 4M values;
-    rows in cache-sized chunks (:func:`cache_rows`), split into as many contiguous blocks as
-    BLAS may use threads (the threads BLAS would have used, each running one-thread products).
+    Draws go in groups whose coefficients (copied in the compute dtype) stay below
+    ``chunks.group_elements`` values; rows in cache-sized chunks (:func:`cache_rows`), split into
+    as many contiguous blocks as BLAS may use threads (the threads BLAS would have used, each
+    running one-thread products; ``chunks.threads`` if set).
     """
     S, R, d = coef.shape
     dtype, n = compute_dtype(X), X.shape[0]
     out = np.zeros((n, max(R, 2)))
-    blocks = _row_blocks(n, cache_rows(S * R, dtype))
+    blocks = _row_blocks(n, cache_rows(S * R, dtype, chunks=chunks), chunks.threads)
     with one_blas_thread(), ThreadPoolExecutor(len(blocks)) as pool:
-        for g in draw_chunks((S, R * (d + 1)), 1, 1, _GROUP_ELEMENTS):
+        for g in draw_chunks((S, R * (d + 1)), 1, 1, chunks.group_elements):
             W = _glm_coef(coef[g], intercept[g], dtype)
-            list(pool.map(lambda sl: _glm_sums(W, R, row_block(X, sl), out[sl]), blocks))
+            list(pool.map(lambda sl: _glm_sums(W, R, row_block(X, sl), out[sl], chunks),
+                          blocks))
     return normalize_rows(out)
 
 
-def _row_blocks(n, chunk):
-    """Contiguous row blocks, one per BLAS thread allowed now, of at least 4 chunks each."""
-    k = int(max(1, min(blas_threads(), n // (4 * chunk))))
+def _row_blocks(n, chunk, threads=None):
+    """Contiguous row blocks, one per BLAS thread allowed now (or ``threads``), of at least 4
+    chunks each."""
+    k = int(max(1, min(blas_threads() if threads is None else threads, n // (4 * chunk))))
     edges = np.linspace(0, n, k + 1).round().astype(int)
     return [slice(a, b) for a, b in zip(edges[:-1], edges[1:])]
 
@@ -128,18 +157,18 @@ def _glm_coef(coef, intercept, dtype):
     return np.negative(W, out=W) if R == 1 else W
 
 
-def _glm_sums(W, R, X, out):
+def _glm_sums(W, R, X, out, chunks):
     """Add each row's probabilities summed over the draws of ``W (S R, d + 1)`` to ``out``.
 
     Binary rows whose sums came out NaN (an overflowed ``exp``, rare) are redone with clipping:
     cheaper than clipping every chunk.  Runs in a worker thread: sets its own error state.
     """
     with np.errstate(over="ignore", invalid="ignore"):
-        return _glm_chunks(W, R, X, out)
+        return _glm_chunks(W, R, X, out, chunks)
 
 
-def _glm_chunks(W, R, X, out):
-    m = cache_rows(W.shape[0], W.dtype)
+def _glm_chunks(W, R, X, out, chunks):
+    m = cache_rows(W.shape[0], W.dtype, chunks=chunks)
     logits = _Logits(W, X, m)
     part = np.empty((m, out.shape[1]))
     scratch = np.empty((W.shape[0] // R, 1, m) if R > 1 else (W.shape[0], m), W.dtype)
@@ -185,23 +214,24 @@ class _Logits:
         return z
 
 
-def network_mean(layers, activation, X):
+def network_mean(layers, activation, X, chunks=DEFAULT_CHUNKS):
     """Mean softmax probabilities ``(n, K)`` of a feed-forward network over draws.
 
     ``layers``: ``(coef (S, n_in, n_out), intercept (S, n_out))`` per layer; ``activation``
     in place on hidden pre-activations.  Draws go in groups of ``G`` (their parameters, in the
     compute dtype, below 4M values); per group and row chunk the first layer is one matrix
     product for all ``G`` draws (``(G h, d + 1) x (d + 1, m)``, intercepts in the product), the
-    later ones one batched product each.  Dense ``X`` only.
+    later ones one batched product each.  Dense ``X`` only.  ``chunks``: the budgets
+    (:class:`PredictChunks`).
     """
     dtype, S = compute_dtype(X), layers[0][0].shape[0]
     widths = [c.shape[-1] for c, _ in layers]
     n_params = sum(c[0].size + b[0].size for c, b in layers)
     out = np.zeros((X.shape[0], widths[-1]))
     with np.errstate(over="ignore", invalid="ignore"):  # overflowing rows stay finite
-        for g in draw_chunks((S, n_params), 1, 1, _GROUP_ELEMENTS):
+        for g in draw_chunks((S, n_params), 1, 1, chunks.group_elements):
             stacked = _stack_layers([(c[g], b[g]) for c, b in layers], dtype)
-            _network_sums(stacked, widths, activation, X, out)
+            _network_sums(stacked, widths, activation, X, out, chunks)
     return normalize_rows(out)
 
 
@@ -218,11 +248,12 @@ def _stack_layers(layers, dtype):
     return [first.reshape(G * h, d + 1), *rest]
 
 
-def _network_sums(stacked, widths, activation, X, out):
+def _network_sums(stacked, widths, activation, X, out, chunks):
     """Add the summed softmax over one group of draws to ``out`` for every row chunk."""
     first, rest = stacked[0], stacked[1:]
     G, dtype = first.shape[0] // widths[0], first.dtype
-    m = int(min(_MAX_ROWS, max(_MIN_ROWS, _GROUP_ELEMENTS // (G * max(widths)))))
+    m = int(min(chunks.max_rows,
+                max(chunks.min_rows, chunks.group_elements // (G * max(widths)))))
     design = np.ones((m, first.shape[1]), dtype)
     bufs = [np.empty((G, w, m), dtype) for w in widths]
     scratch = np.empty((G, 1, m), dtype)

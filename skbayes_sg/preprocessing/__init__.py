@@ -1,5 +1,6 @@
 """Everything done once in ``fit`` before sampling: mode, Laplace, pilots."""
 
+from ._config import DEFAULT_MODE_CONFIG, ModeConfig
 from ._anchor import Anchor, anchor_at, anchor_terms
 from ._laplace import (DENSE_MAX_PARAMS, full_hessian, laplace_at, laplace_kind, mode_shift,
                        uses_dense, whitened_curvature)
@@ -15,7 +16,8 @@ from ._weights import (curvature_weights, curvature_weights_and_anchor, gradient
                        mix_uniform, row_scores, score_evals_per_row)
 
 __all__ = [
-    "Compression", "DENSE_MAX_PARAMS", "LOWRANK_RANK", "RowView", "Strata", "allocate_batch",
+    "Compression", "DEFAULT_MODE_CONFIG", "DENSE_MAX_PARAMS", "ModeConfig",
+    "LOWRANK_RANK", "RowView", "Strata", "allocate_batch",
     "compress", "group_sums", "kmeans_strata", "merge_strata", "adam_mode", "find_mode",
     "GradientNoise", "gradient_noise", "full_hessian", "laplace_at", "laplace_kind",
     "lowrank_covariance",

@@ -22,11 +22,12 @@ BLOCK_FLOPS = 2e11  # the pass builds K Gram matrices: n K d^2 multiply-adds at 
 BLOCK_FLOATS = 4e6
 
 
-def block_fits(n_rows, n_classes, n_cols):
+def block_fits(n_rows, n_classes, n_cols, *, flops=BLOCK_FLOPS, floats=BLOCK_FLOATS):
     """Whether the class blocks of ``n_classes`` x ``n_cols`` (intercept included) are
-    affordable on ``n_rows`` rows (else the Kronecker factorisation is used)."""
+    affordable on ``n_rows`` rows (else the Kronecker factorisation is used): their pass costs at
+    most ``flops`` multiply-adds and each factor holds at most ``floats`` floats."""
     per_class = float(n_cols) ** 2
-    return n_classes * per_class <= BLOCK_FLOATS and n_rows * n_classes * per_class <= BLOCK_FLOPS
+    return n_classes * per_class <= floats and n_rows * n_classes * per_class <= flops
 
 
 def _class_blocks(posterior, coef, intercept, ones):

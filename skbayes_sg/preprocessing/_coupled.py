@@ -18,7 +18,8 @@ weights' regression on the intercepts, ``S = [-M^T, I] H [-M; I]`` is positive d
 ``M``, and the exact Schur complement when ``M = H_ww^{-1} C``, which conjugate gradients
 preconditioned by ``K_w`` approach in a few iterations (``K`` exact Hessian products over the
 rows each).  Cost: ``n K^2 d`` multiply-adds for ``C`` and about twice that per iteration (at most
-``_CG_MAX_ITER``), on a fixed uniform subsample when ``n K^2 d`` exceeds ``COUPLING_FLOPS``.
+``_CG_MAX_ITER``), on a fixed uniform subsample when ``n K^2 d`` exceeds
+:attr:`ModeConfig.coupling_flops <skbayes_sg.preprocessing.ModeConfig>`.
 """
 
 import numpy as np
@@ -27,14 +28,13 @@ from scipy.special import softmax
 
 from ..models import CoupledInterceptCovariance
 from ..models._coupled import _contrast
+from ._config import DEFAULT_MODE_CONFIG
 from ._lowrank import hessian_rows
 from ._kronecker import (feature_factor, feature_gram, kronecker_covariance, kronecker_factor,
                          softmax_layout)
 
-__all__ = ["COUPLING_FLOPS", "coupled_covariance"]
+__all__ = ["coupled_covariance"]
 
-COUPLING_FLOPS = 4e10  # n K^2 d multiply-adds for C on all the rows at most ...
-_MIN_ROWS = 4096  # ... beyond it, a subsample of at least this many rows
 # the weights' regression on the intercepts: preconditioned by K_w, a few iterations leave the
 # whitened extremes where many more would
 _CG_TOL, _CG_MAX_ITER = 1e-2, 5
@@ -58,10 +58,11 @@ def _coupling(posterior, coef, intercept):
     return flat[:K * K].reshape(K, K), flat[K * K:].reshape(K, K * d)
 
 
-def _rows(posterior, K, d):
+def _rows(posterior, K, d, config):
     """``posterior``, or a deterministic uniform subsample of it when ``C`` costs more than
-    ``COUPLING_FLOPS`` (:meth:`~skbayes_sg.models.Posterior.subset` scales it to the data)."""
-    m = max(_MIN_ROWS, int(COUPLING_FLOPS / (K * K * max(d, 1))))
+    ``config.coupling_flops`` (:meth:`~skbayes_sg.models.Posterior.subset` scales it to the
+    data)."""
+    m = max(config.coupling_min_rows, int(config.coupling_flops / (K * K * max(d, 1))))
     if posterior.n_rows <= m:
         return posterior
     rows = np.random.default_rng(0).choice(posterior.n_rows, m, replace=False)
@@ -118,7 +119,7 @@ def _schur_factor(S, null):
     return V / np.sqrt(s), (V * np.sqrt(s)).T
 
 
-def coupled_covariance(posterior, mode, gram=None):
+def coupled_covariance(posterior, mode, gram=None, *, config=DEFAULT_MODE_CONFIG):
     """``Sigma ≈ H^{-1}``, Kronecker on the centred weights and exact on the intercept rows.
 
     Parameters
@@ -129,6 +130,8 @@ def coupled_covariance(posterior, mode, gram=None):
     mode : ndarray of shape (p,)
     gram : FeatureGram, optional
         The feature Gram matrix if already made (the mode search's).
+    config : ModeConfig, optional
+        Its ``coupling_flops`` and ``coupling_min_rows`` bound the rows of the coupling pass.
 
     Returns
     -------
@@ -147,7 +150,7 @@ def coupled_covariance(posterior, mode, gram=None):
     gram, evals = feature_gram(posterior, ones, gram)
     B = gram.matrix
     shift = B[:d, d] / B[d, d]  # the weighted feature means x_bar
-    rows = _rows(posterior, K, d)
+    rows = _rows(posterior, K, d, config)
     H_bb, C = _coupling(rows, parts["coef"], parts["intercept"])
     A = H_bb / rows.n_data
     H_bb = H_bb + prior_sd[d] ** -2.0 * np.eye(K)  # prior included

@@ -9,12 +9,15 @@ Gauss-Newton (Fisher) matrix.
 diagonal (:mod:`._lowrank`) where ``"auto"`` is diagonal.
 """
 
+from types import MappingProxyType
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import eigh
 
 from ..models import Laplace
 from ._blocks import block_covariance, block_fits
+from ._config import DEFAULT_MODE_CONFIG
 from ._coupled import coupled_covariance
 from ._lowrank import lowrank_covariance
 
@@ -108,7 +111,8 @@ def uses_dense(posterior, kind):
     return laplace_kind(posterior, kind) == "dense"
 
 
-def laplace_at(posterior, mode, kind="auto", hessian=None, hessian_rows=None, gram=None):
+def laplace_at(posterior, mode, kind="auto", hessian=None, hessian_rows=None, gram=None, *,
+               config=DEFAULT_MODE_CONFIG):
     """The Laplace approximation at ``mode``, and what it cost.
 
     Parameters
@@ -128,6 +132,8 @@ def laplace_at(posterior, mode, kind="auto", hessian=None, hessian_rows=None, gr
         The subsample ``hessian`` was estimated on, if not all the rows (``ModeResult``).
     gram : FeatureGram, optional
         A softmax's feature Gram matrix if already made (``ModeResult.gram``).
+    config : ModeConfig, optional
+        The thresholds of the structured kinds (the fit's ``FitConfig.mode``).
 
     Returns
     -------
@@ -137,30 +143,30 @@ def laplace_at(posterior, mode, kind="auto", hessian=None, hessian_rows=None, gr
         for the structured kinds).
     """
     which = kind if kind in _BUILDERS else laplace_kind(posterior, kind)
-    return _BUILDERS[which](posterior, mode, hessian, hessian_rows, gram)
+    return _BUILDERS[which](posterior, mode, hessian, hessian_rows, gram, config)
 
 
-def _dense(posterior, mode, hessian, hessian_rows, gram):
+def _dense(posterior, mode, hessian, hessian_rows, gram, config):
     evals = 0 if hessian is not None else posterior.n_rows
     H = full_hessian(posterior, mode) if hessian is None else hessian
     return Laplace(mode, dense_covariance(H), H, None if hessian is None else hessian_rows), evals
 
 
-def _diagonal(posterior, mode, hessian, hessian_rows, gram):
+def _diagonal(posterior, mode, hessian, hessian_rows, gram, config):
     return Laplace(mode, 1.0 / diagonal_curvature(posterior, mode)), posterior.n_rows
 
 
-def _block(posterior, mode, hessian, hessian_rows, gram):
+def _block(posterior, mode, hessian, hessian_rows, gram, config):
     cov, evals = block_covariance(posterior, mode)
     return Laplace(mode, cov), evals
 
 
-def _kronecker(posterior, mode, hessian, hessian_rows, gram):
-    cov, evals = coupled_covariance(posterior, mode, gram)
+def _kronecker(posterior, mode, hessian, hessian_rows, gram, config):
+    cov, evals = coupled_covariance(posterior, mode, gram, config=config)
     return Laplace(mode, cov), evals
 
 
-def _lowrank(posterior, mode, hessian, hessian_rows, gram, wide=False):
+def _lowrank(posterior, mode, hessian, hessian_rows, gram, config, wide=False):
     d = diagonal_curvature(posterior, mode)
     if wide:
         cov, evals = lowrank_covariance(posterior, mode, d, rank=wide_rank(posterior),
@@ -170,10 +176,10 @@ def _lowrank(posterior, mode, hessian, hessian_rows, gram, wide=False):
     return Laplace(mode, cov), posterior.n_rows + evals
 
 
-# covariance kind (laplace_kind) -> builder(posterior, mode, hessian, hessian_rows, gram)
-_BUILDERS = {"dense": _dense, "diagonal": _diagonal, "block": _block, "kronecker": _kronecker,
-             "lowrank": _lowrank,
-             "wide": lambda *args: _lowrank(*args, wide=True)}
+# covariance kind (laplace_kind) -> builder(posterior, mode, hessian, hessian_rows, gram, config)
+_BUILDERS = MappingProxyType({
+    "dense": _dense, "diagonal": _diagonal, "block": _block, "kronecker": _kronecker,
+    "lowrank": _lowrank, "wide": lambda *args: _lowrank(*args, wide=True)})
 
 
 def dense_covariance(H):

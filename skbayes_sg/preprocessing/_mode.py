@@ -12,26 +12,14 @@ from scipy.optimize import minimize
 from ..models import GaussianPrior, minibatch_dtype
 from ..utils import ConvergenceWarning, user_stacklevel
 from ._kronecker import kronecker_covariance
+from ._config import DEFAULT_MODE_CONFIG
 from ._laplace import DENSE_MAX_PARAMS, diagonal_curvature, kronecker_fits, uses_dense
 from ._newton import ModeResult, newton_mode
 from ._warm import hessian_rows, warm_start
 
 __all__ = ["ModeResult", "adam_batch", "adam_mode", "adam_starts", "find_mode", "lbfgs_mode"]
 
-# Above 4 x hessian_rows rows (_warm) the full-data Newton stops at a decrement below
-# _SAMPLED_TOL p (the mode within about 0.01 posterior sd in all, far inside that subsample
-# Hessian's error; control variates are exact at whatever anchor they get, Newton's last
-# iterate included, since its G and responses agree): it skips the last Newton passes, which
-# would only polish digits the chains cannot see; elsewhere Newton's own tolerance, _TOL
-_SAMPLED_TOL, _TOL = 1e-6, 1e-10
-# Softmax L-BFGS runs in Kronecker coordinates from the start (exact there), re-whitened once at
-# the iterate if not converged after this many iterations: where the curvature at the mode differs
-# much from the start's (uncentred features) the start's coordinates stay badly scaled, while
-# well-scaled problems converge before the switch
-_REWHITEN = 60
-
-
-def find_mode(posterior, rng, *, max_iter=None, anchor=False):
+def find_mode(posterior, rng, *, max_iter=None, anchor=False, config=DEFAULT_MODE_CONFIG):
     """Mode of ``posterior`` as a :class:`ModeResult` ``(theta, n_grad_evals, hessian)``.
 
     Models with a dense exact Hessian (``p <= DENSE_MAX_PARAMS``) use damped Newton (a few passes;
@@ -41,20 +29,22 @@ def find_mode(posterior, rng, *, max_iter=None, anchor=False):
     ``hessian`` is Newton's Hessian at the mode, or None; above ``4 * hessian_rows`` rows (of a
     posterior with ``cheap_subsets``) it is estimated on the warm start's subsample, of
     ``hessian_rows`` rows (``ModeResult.hessian_rows``), and Newton stops at the looser
-    ``_SAMPLED_TOL``.  With ``anchor`` (control variates at the mode will follow) Newton's last
-    pass also computes their :class:`~skbayes_sg.preprocessing.Anchor`, returned as
-    ``ModeResult.anchor``: their own pass is saved.  L-BFGS on a softmax returns the feature
+    ``config.sampled_tol``.  ``config`` (a :class:`~skbayes_sg.preprocessing.ModeConfig`)
+    holds the subsample sizes and tolerances.  With ``anchor`` (control variates at the mode
+    will follow) Newton's last pass also computes their
+    :class:`~skbayes_sg.preprocessing.Anchor`, returned as ``ModeResult.anchor``: their own
+    pass is saved.  L-BFGS on a softmax returns the feature
     Gram matrix it made (``ModeResult.gram``) for the Laplace approximation.
     """
     if posterior.model.random_init:
         return ModeResult(*adam_mode(posterior, rng, n_epochs=max_iter))
     newton_evals = 0
     if max_iter is None and uses_dense(posterior, "auto"):
-        theta0, hessian0, newton_evals, warm = warm_start(posterior, rng)
+        theta0, hessian0, newton_evals, warm = warm_start(posterior, rng, config)
         sampled = (theta0 is not None and posterior.cheap_subsets
-                   and posterior.n_rows >= 4 * hessian_rows(posterior))
+                   and posterior.n_rows >= 4 * hessian_rows(posterior, config))
         res = newton_mode(posterior, theta0=theta0, hessian0=hessian0, exact_hessian=not sampled,
-                          tol=_SAMPLED_TOL if sampled else _TOL, anchor=anchor)
+                          tol=config.sampled_tol if sampled else config.tol, anchor=anchor)
         newton_evals += res.n_grad_evals
         if res.theta is not None:
             if res.hessian is None:  # sampled, and no fallback computed the exact one
@@ -62,11 +52,11 @@ def find_mode(posterior, rng, *, max_iter=None, anchor=False):
                 newton_evals += 2 * warm.n_rows
                 res = res._replace(hessian=H, hessian_rows=warm.n_rows)
             return res._replace(n_grad_evals=newton_evals)
-    theta, evals, gram = _lbfgs_search(posterior, max_iter or 500)
+    theta, evals, gram = _lbfgs_search(posterior, max_iter or 500, config.rewhiten)
     return ModeResult(theta, evals + newton_evals, gram=gram)
 
 
-def lbfgs_mode(posterior, *, max_iter=500):
+def lbfgs_mode(posterior, *, max_iter=500, config=DEFAULT_MODE_CONFIG):
     """Full-batch L-BFGS on ``U`` from ``posterior.start()``; warns ``ConvergenceWarning`` if
     unconverged.
 
@@ -76,17 +66,19 @@ def lbfgs_mode(posterior, *, max_iter=500):
     weights are coupled across classes, which a diagonal scaling misses and the Kronecker
     coordinates capture; the whitened problem needs several times fewer passes.  ``gtol`` then
     bounds the gradient in (approximate) posterior-sd units.  Softmax coordinates are renewed
-    once at the iterate after ``_REWHITEN`` iterations (:data:`_REWHITEN`).
+    once at the iterate after ``config.rewhiten`` iterations (a
+    :class:`~skbayes_sg.preprocessing.ModeConfig`).
 
     Returns ``(theta, n_grad_evals)``.
     """
-    return _lbfgs_search(posterior, max_iter)[:2]
+    return _lbfgs_search(posterior, max_iter, config.rewhiten)[:2]
 
 
-def _lbfgs_search(posterior, max_iter):
-    """``(theta, n_grad_evals, gram)``: :func:`lbfgs_mode`, and a softmax's feature Gram."""
+def _lbfgs_search(posterior, max_iter, rewhiten):
+    """``(theta, n_grad_evals, gram)``: :func:`lbfgs_mode` (re-whitened after ``rewhiten``
+    iterations), and a softmax's feature Gram."""
     theta, evals, done, nfev, gram = posterior.start(), 0, 0, 0, None
-    stages = (min(_REWHITEN, max_iter), max_iter) if kronecker_fits(posterior) else (max_iter,)
+    stages = (min(rewhiten, max_iter), max_iter) if kronecker_fits(posterior) else (max_iter,)
     for limit in stages:  # softmax: re-whitened once at the iterate if not converged by then
         to_theta, to_u, more, gram = _whitening(posterior, theta, gram)
         res = _lbfgs(posterior, theta, to_theta, to_u, limit - done)

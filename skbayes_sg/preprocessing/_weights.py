@@ -5,6 +5,8 @@ millions of rows in bounded memory and never forms the ``N x p`` per-example gra
 stay sparse (a low-rank-plus-diagonal covariance enters the softmax weights by its diagonal).
 """
 
+from types import MappingProxyType
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import get_blas_funcs
@@ -160,7 +162,8 @@ def _curvature_scores(posterior, laplace, rng, anchor):
             score_evals_per_row(model, "curvature") * n, None)
 
 
-_SCORES = {"gradient_norm": _gradient_norm_scores, "curvature": _curvature_scores}
+_SCORES = MappingProxyType({"gradient_norm": _gradient_norm_scores,
+                            "curvature": _curvature_scores})
 
 
 def _glm_scores(posterior, laplace, anchor=False):

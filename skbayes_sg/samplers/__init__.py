@@ -6,6 +6,8 @@ Diffusions: overdamped (SGLD, PSGLD), underdamped (SGHMC, whose integrators are 
 HMC is Metropolis-corrected.  :func:`run_chains` is the one sampling loop.
 """
 
+from types import MappingProxyType
+
 from ._base import BaseSampler, Kernel
 from ._ewsg import ewsg_energy, metropolis_pick
 from ._hmc import HMC
@@ -16,7 +18,8 @@ from ._run import Trace, run_chains
 from ._thermostat import SGNHT
 from ._underdamped import SGHMC
 
-SAMPLERS = {"sgld": SGLD, "psgld": PSGLD, "sghmc": SGHMC, "sgnht": SGNHT, "hmc": HMC}
+SAMPLERS = MappingProxyType({"sgld": SGLD, "psgld": PSGLD, "sghmc": SGHMC, "sgnht": SGNHT,
+                             "hmc": HMC})
 
 __all__ = [
     "ABOBAIntegrator", "BaseSampler", "EulerIntegrator", "HMC", "INTEGRATORS", "Kernel", "PSGLD",

@@ -58,8 +58,9 @@ class ABOBAIntegrator:
     max_step: ClassVar[float] = 0.75
     couples_index: ClassVar[bool] = False
 
-    def gradient(self, estimator, h, precond, diffusion):
-        """The kernel's :class:`~._ewsg.GradientSource`: the plain estimate (no uniforms)."""
+    def gradient(self, estimator, h, precond, diffusion, energy=None):
+        """The kernel's :class:`~._ewsg.GradientSource`: the plain estimate (no uniforms; no
+        index chain, so no ``energy``)."""
         return GradientSource(plain_gradient(estimator), None)
 
     def kernel(self, source, h, precond, friction, diffusion, *, keep=1.0, thermostat=None,

@@ -36,7 +36,7 @@ from ..utils import ParamsMixin
 
 __all__ = ["POSITIVE", "BaseSampler", "Kernel", "chain_block", "chain_normals", "fixed_step"]
 
-POSITIVE = [Interval(Real, 0, np.inf, closed="neither")]  # finite and > 0
+POSITIVE = (Interval(Real, 0, np.inf, closed="neither"),)  # finite and > 0
 
 
 class Kernel(NamedTuple):

@@ -19,7 +19,7 @@ from typing import ClassVar, NamedTuple
 import numpy as np
 
 from ._base import Kernel, chain_block, chain_normals, fixed_step
-from ._ewsg import select_gradient
+from ._ewsg import ewsg_energy, select_gradient
 from ._lyapunov import position_variance
 
 __all__ = ["EulerIntegrator", "MomentumState", "underdamped_variance"]
@@ -45,10 +45,11 @@ class EulerIntegrator:
     max_step: ClassVar[float] = 0.5
     couples_index: ClassVar[bool] = True
 
-    def gradient(self, estimator, h, precond, diffusion):
-        """The kernel's :class:`~._ewsg.GradientSource`: plain, or EWSG's pick at ``x = h c r``."""
+    def gradient(self, estimator, h, precond, diffusion, energy=ewsg_energy):
+        """The kernel's :class:`~._ewsg.GradientSource`: plain, or EWSG's pick at ``x = h c r``
+        with the energies ``energy``."""
         return select_gradient(estimator, h, precond, diffusion,
-                               lambda state: h * state.friction * state.momentum)
+                               lambda state: h * state.friction * state.momentum, energy)
 
     def kernel(self, source, h, precond, friction, diffusion, *, keep=1.0, thermostat=None,
                dtype=None):

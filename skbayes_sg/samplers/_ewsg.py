@@ -108,26 +108,26 @@ def plain_gradient(estimator):
     return gradient
 
 
-def coupled_gradient(estimator, h, precond, diffusion, x_of):
+def coupled_gradient(estimator, h, precond, diffusion, x_of, energy=ewsg_energy):
     """``gradient(index_rngs, theta, est_state, state, u) -> (g (C, p), est_state, n)``.
 
     ``g``: per chain, the candidate that :func:`metropolis_pick` keeps (``u`` ``(C, M-1)``), with
-    the energies of :func:`ewsg_energy` at ``x = x_of(state)``.
+    the energies of ``energy`` (:func:`ewsg_energy`'s signature) at ``x = x_of(state)``.
     """
     candidates, to_u = estimator.candidates, precond.to_u
 
     def pick(index_rngs, theta, est_state, state, u):
         G, est_state, n = candidates(index_rngs, theta, est_state)
-        m = metropolis_pick(ewsg_energy(G, x_of(state), h, diffusion, to_u), u)
+        m = metropolis_pick(energy(G, x_of(state), h, diffusion, to_u), u)
         return G[m, np.arange(G.shape[1])], est_state, n
 
     return pick
 
 
-def select_gradient(estimator, h, precond, diffusion, x_of):
+def select_gradient(estimator, h, precond, diffusion, x_of, energy=ewsg_energy):
     """The :class:`GradientSource` of a kernel that can couple the index: EWSG's pick (energy
-    step ``h``, ``diffusion`` ``D``, ``x = x_of(state)``) when ``estimator.n_candidates > 1``,
-    else the plain estimate."""
+    step ``h``, ``diffusion`` ``D``, ``x = x_of(state)``, energies ``energy``, the sampler's
+    ``index_energy``) when ``estimator.n_candidates > 1``, else the plain estimate."""
     M = estimator.n_candidates
 
     def uniforms(rngs, n_steps):
@@ -135,4 +135,5 @@ def select_gradient(estimator, h, precond, diffusion, x_of):
 
     if M == 1:
         return GradientSource(plain_gradient(estimator), uniforms)
-    return GradientSource(coupled_gradient(estimator, h, precond, diffusion, x_of), uniforms)
+    return GradientSource(coupled_gradient(estimator, h, precond, diffusion, x_of, energy),
+                          uniforms)

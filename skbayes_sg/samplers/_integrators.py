@@ -3,8 +3,9 @@
 
 An integrator is an immutable object that owns everything that depends on the discretisation:
 
-* ``gradient(estimator, h, precond, diffusion)`` -- the kernel's
-  :class:`~._ewsg.GradientSource` (plain, or EWSG's pick where the integrator couples the index);
+* ``gradient(estimator, h, precond, diffusion, energy)`` -- the kernel's
+  :class:`~._ewsg.GradientSource` (plain, or EWSG's pick with the sampler's ``index_energy``
+  where the integrator couples the index);
 * ``kernel(source, h, precond, friction, diffusion, *, keep, thermostat, dtype)`` -- the
   :class:`~._base.Kernel`;
 * ``stationary_variance(h, lam, nu, friction)`` -- the closed form on ``U = lam u^2 / 2`` with

@@ -9,7 +9,7 @@ from numbers import Real
 from sklearn.utils._param_validation import Interval
 
 from ._base import POSITIVE, BaseSampler, Kernel, chain_block, chain_normals, fixed_step
-from ._ewsg import select_gradient
+from ._ewsg import ewsg_energy, select_gradient
 
 __all__ = ["PSGLD", "PSGLDState", "SGLD", "SGLDState"]
 
@@ -83,6 +83,8 @@ class SGLD(_Overdamped):
 
     name = "sgld"
     couples_index = subtracts_noise = True
+    #: EWSG's energies of the candidates (:class:`~.Underdamped`'s ``index_energy``)
+    index_energy = staticmethod(ewsg_energy)
 
     def __init__(self):
         pass
@@ -93,7 +95,7 @@ class SGLD(_Overdamped):
 
     def _build(self, estimator, h, precond, keep=1.0):
         if estimator.n_candidates > 1:
-            return _coupled_sgld(estimator, h, precond)
+            return _coupled_sgld(estimator, h, precond, self.index_energy)
         half, estimate, apply = 0.5 * h, estimator.estimate, precond.apply
 
         def init(theta0, rngs):
@@ -122,11 +124,12 @@ def _sgld_noise(h, precond, estimator, keep=1.0):
     return lambda rngs, n_steps, p: from_u(chain_normals(rngs, n_steps, p, dtype, scale))
 
 
-def _coupled_sgld(estimator, h, precond):
-    """SGLD's kernel with EWSG's index chain (see :class:`SGLD`); state keeps ``x``."""
+def _coupled_sgld(estimator, h, precond, energy):
+    """SGLD's kernel with EWSG's index chain (see :class:`SGLD`; its energies ``energy``); state
+    keeps ``x``."""
     half, apply, inv = 0.5 * h, precond.apply, precond.inv
     gradient, uniforms = select_gradient(estimator, half, precond, 1.0,
-                                         lambda state: state.increment)
+                                         lambda state: state.increment, energy)
     noise_block = _sgld_noise(h, precond, estimator)
 
     def init(theta0, rngs):

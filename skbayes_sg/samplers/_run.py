@@ -39,7 +39,8 @@ class Trace(NamedTuple):
 
 
 def run_chains(sampler, estimator, theta0, noise_rngs, index_rngs, *, step_size, precond,
-               n_warmup, n_draws, thin=1, progress=None, chain_ids=None, noise_correction=None):
+               n_warmup, n_draws, thin=1, progress=None, chain_ids=None, noise_correction=None,
+               block_elements=_BLOCK_ELEMENTS, background=_BACKGROUND):
     """Run ``len(noise_rngs)`` chains of ``sampler`` on ``estimator``.
 
     Parameters
@@ -66,6 +67,10 @@ def run_chains(sampler, estimator, theta0, noise_rngs, index_rngs, *, step_size,
         (seconds since the phase started).
     chain_ids : sequence of int, optional
         Global chain numbers, for error messages.
+    block_elements, background : int, optional
+        The memory budget of a pre-drawn block of noise numbers (all chains), and the noise
+        numbers per step from which blocks are drawn in a worker thread; the draws do not
+        depend on either.
 
     Returns
     -------
@@ -78,7 +83,7 @@ def run_chains(sampler, estimator, theta0, noise_rngs, index_rngs, *, step_size,
     est_state = estimator.init(index_rngs, state.position)
     draws = np.empty((C, n_draws, p))
     ctx = _Context(kernel, noise_rngs, index_rngs, precond, theta0, progress,
-                   chain_ids if chain_ids is not None else range(C))
+                   chain_ids if chain_ids is not None else range(C), (block_elements, background))
     with np.errstate(all="ignore"), threadpool_limits(1, user_api="blas"):
         state, est_state = ctx.advance(state, est_state, n_warmup, "warmup", None, 1)
         state = kernel.end_warmup(state)
@@ -89,15 +94,16 @@ def run_chains(sampler, estimator, theta0, noise_rngs, index_rngs, *, step_size,
 class _Context:
     """Loop state shared by the warm-up and sampling phases of one run."""
 
-    def __init__(self, kernel, rngs, index_rngs, precond, theta0, progress, chain_ids):
+    def __init__(self, kernel, rngs, index_rngs, precond, theta0, progress, chain_ids, budgets):
         self.kernel, self.rngs, self.index_rngs, self.precond = kernel, rngs, index_rngs, precond
         self.theta0, self.progress, self.chain_ids = theta0, progress, list(chain_ids)
+        self.block_elements, self.background = budgets
         self.n_evals = 0
 
     def advance(self, state, est_state, n_steps, phase, draws, thin):
         """Run ``n_steps`` steps in blocks; store every ``thin``-th in ``draws``."""
         C, p = self.theta0.shape
-        block = int(np.clip(_BLOCK_ELEMENTS // (C * p), 1, _BLOCK))  # need not divide thin
+        block = int(np.clip(self.block_elements // (C * p), 1, _BLOCK))  # need not divide thin
         sizes = [min(block, n_steps - start) for start in range(0, n_steps, block)]
         blocks = self._blocks(sizes, p)
         try:
@@ -133,13 +139,14 @@ class _Context:
     def _blocks(self, sizes, p):
         """The kernel's random blocks of ``sizes`` steps, in order.
 
-        With ``C p >= _BACKGROUND`` noise numbers per step (a 10-class softmax; the MLP: ~10^5) the next block is drawn in a
-        worker thread while this one is used (numpy's generators release the GIL, so it runs
-        on another core).  One worker draws the blocks strictly in order from the same streams,
-        so the numbers are exactly those of drawing them in line: draws stay reproducible.
+        With ``C p >= background`` noise numbers per step (a 10-class softmax; the MLP: ~10^5)
+        the next block is drawn in a worker thread while this one is used (numpy's generators
+        release the GIL, so it runs on another core).  One worker draws the blocks strictly in
+        order from the same streams, so the numbers are exactly those of drawing them in line:
+        draws stay reproducible.
         """
         draw, rngs = self.kernel.draw_block, self.rngs
-        if len(sizes) < 2 or len(rngs) * p < _BACKGROUND:
+        if len(sizes) < 2 or len(rngs) * p < self.background:
             for n in sizes:
                 yield draw(rngs, n, p)
             return

@@ -3,6 +3,7 @@
 from sklearn.utils._param_validation import StrOptions
 
 from ._base import POSITIVE, BaseSampler
+from ._ewsg import ewsg_energy
 from ._integrators import INTEGRATORS
 
 __all__ = ["SGHMC", "Underdamped"]
@@ -28,6 +29,9 @@ class Underdamped(BaseSampler):
 
     coefficient = None
     thermostat = None
+    #: EWSG's energies of the candidates, ``(G, x, h, D, to_u) -> (M, C)`` (a subclass may
+    #: study another rule; the benchmark of the sign does)
+    index_energy = staticmethod(ewsg_energy)
 
     def _integrator(self):
         """The integrator object (Euler's; SGHMC looks its ``integrator`` up)."""
@@ -46,7 +50,7 @@ class Underdamped(BaseSampler):
     def _build(self, estimator, h, precond, keep=1.0):
         coefficient = float(getattr(self, self.coefficient))
         integrator = self._integrator()
-        source = integrator.gradient(estimator, h, precond, coefficient)
+        source = integrator.gradient(estimator, h, precond, coefficient, self.index_energy)
         return integrator.kernel(source, h, precond, coefficient, coefficient, keep=keep,
                                  thermostat=self.thermostat,
                                  dtype=getattr(estimator, "compute_dtype", None))

@@ -5,6 +5,8 @@ Use a string (``subsampling="control_variates"``) or an object
 :mod:`~skbayes_sg.subsampling._base` for the protocol.
 """
 
+from types import MappingProxyType
+
 from ._adaptive import Adaptive, AdaptiveSizeIndex
 from ._base import CORRECTIONS, BaseStrategy, IndexedStrategy, StrategyData
 from ._compressed import Compressed
@@ -17,11 +19,11 @@ from ._stratified import Stratified, StratifiedIndex
 from ._svrg import SVRGAnchor
 from ._uniform import SVRG, ControlVariates, Full, Uniform
 
-SUBSAMPLING = {
+SUBSAMPLING = MappingProxyType({
     strategy.name: strategy
     for strategy in (Uniform, Full, ControlVariates, Stratified, Compressed, Preferential,
                      PreferentialCV, Adaptive, SVRG, EWSG)
-}
+})
 
 __all__ = [
     "CORRECTIONS", "SUBSAMPLING", "BaseStrategy", "IndexedStrategy", "StrategyData", "Adaptive",

@@ -22,6 +22,7 @@ is composed of two orthogonal pieces:
 """
 
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import scipy.sparse as sp
 from sklearn.utils._param_validation import StrOptions
@@ -47,8 +48,9 @@ def check_dense(X):
         raise ValueError("subsampling='stratified'/'compressed' need dense X (they cluster the "
                          f"rows); {SPARSE_ALTERNATIVES}.")
 
-CORRECTIONS = {"plain": PlainCorrection, "cv": ControlVariate, "svrg": SVRGAnchor}
-CORRECTION_CONSTRAINT = [StrOptions(set(CORRECTIONS)), BaseCorrection]
+CORRECTIONS = MappingProxyType({"plain": PlainCorrection, "cv": ControlVariate,
+                                "svrg": SVRGAnchor})
+CORRECTION_CONSTRAINT = (StrOptions(set(CORRECTIONS)), BaseCorrection)
 
 # benchmarks/results/bench_shared.md: uniform minibatches shared by 4 chains on the exact linear posterior
 _SHARED_PLAIN = (

@@ -102,6 +102,8 @@ class GradientEstimator(_Estimator):
         is the terms' at that many rows, times ``n_candidates``.
     """
 
+    chunk_bytes = _CHUNK_BYTES  # (_chunks; a test sets another on its estimator)
+
     def __init__(self, posterior, index, terms, *, n_candidates=1, outputs=None,
                  preprocessing_evals=0, warnings=(), rows_per_step=None):
         super().__init__(posterior, outputs={**(outputs or {}), **terms.outputs},
@@ -165,14 +167,14 @@ class GradientEstimator(_Estimator):
 
     def _chunks(self, shape):
         """Keys of the column chunks of an ``(C, b)`` minibatch, or of a shared ``(b,)`` one:
-        the whole, or cache-sized chunks for a GLM's dense rows (``_CHUNK_BYTES``); worked out
+        the whole, or cache-sized chunks for a GLM's dense rows (``chunk_bytes``); worked out
         once per shape.  Explicit slices, not ``...``: a dask ``Batch`` indexes its rows by the
         leading axes."""
         if shape not in self._slices:
             C, b = (shape[0] if len(shape) == 2 else 1), shape[-1]
             size = b
             if self._row_bytes is not None:
-                size = max(16, _CHUNK_BYTES // (C * self._row_bytes))
+                size = max(16, self.chunk_bytes // (C * self._row_bytes))
             cols = ([slice(None)] if size >= b
                     else [slice(k, k + size) for k in range(0, b, size)])
             self._slices[shape] = [(slice(None), c) if len(shape) == 2 else c for c in cols]

@@ -6,18 +6,18 @@ Small products and sorts gain nothing from BLAS's own threads, but independent p
 limit, so ``threadpool_limits`` and joblib's per-worker limits hold.
 """
 
+from functools import cache
+
 from threadpoolctl import ThreadpoolController
 
 __all__ = ["blas_controller", "blas_threads", "one_blas_thread"]
 
-_CONTROLLER = []  # one ThreadpoolController, made on first use (finding the libraries has a cost)
 
-
+@cache
 def blas_controller():
-    """The controller of the loaded libraries, made on first use."""
-    if not _CONTROLLER:
-        _CONTROLLER.append(ThreadpoolController())
-    return _CONTROLLER[0]
+    """The controller of the loaded libraries, made on first use (finding the libraries has a
+    cost; it is a handle on the process's libraries, the same for every fit)."""
+    return ThreadpoolController()
 
 
 def blas_threads():

@@ -96,19 +96,30 @@ def test_shifted_means_give_large_rhat(iid):
     assert np.all(split_rhat(shifted) > 1.1)
 
 
-def test_an_early_assessment_stops_at_a_failing_rhat(iid, monkeypatch):
+def test_an_early_assessment_stops_at_a_failing_rhat(iid):
     # oracle: the full assessment. A failing R-hat leaves its block's ESS NaN (the verdict and
     # the R-hat unchanged); a passing one is the full assessment itself
-    from skbayes_sg.diagnostics import _ess, assess
+    from functools import partial
 
-    monkeypatch.setattr(_ess, "_BLOCK_ELEMENTS", 4 * 1000 * 2)  # blocks of two columns
+    from skbayes_sg.diagnostics import assess, convergence_problems
+    from skbayes_sg.diagnostics._assess import _statistics
+    from skbayes_sg.diagnostics._ess import _by_columns
+
     shifted = iid + np.array([0.0, 0.0, 0.0, 1.5])[:, None, None] * [0, 0, 1]  # the last only
-    full, early = assess(shifted), assess(shifted, early=True)
+    full = assess(shifted)
+    early = assess(shifted, early=True)  # one block: every ESS NaN
+    assert np.isnan(early.ess_bulk).all() and not early.converged
     np.testing.assert_array_equal(early.rhat, full.rhat)
-    assert full.rhat[2] > 1.1 and not early.converged and not full.converged
-    assert np.isnan(early.ess_bulk[2]) and np.isnan(early.ess_tail[2])
-    np.testing.assert_array_equal(early.ess_bulk[:2], full.ess_bulk[:2])  # the passing block
-    assert early.problems[0] == full.problems[0]  # the R-hat sentence
+    # blocks of two columns: only the failing column's block stops
+    rhat, bulk, tail = _by_columns(shifted, partial(_statistics, early=True), n_out=3,
+                                   block_elements=4 * 1000 * 2)
+    np.testing.assert_array_equal(rhat, full.rhat)
+    assert full.rhat[2] > 1.1 and not full.converged
+    assert np.isnan(bulk[2]) and np.isnan(tail[2])
+    np.testing.assert_array_equal(bulk[:2], full.ess_bulk[:2])  # the passing block
+    np.testing.assert_array_equal(tail[:2], full.ess_tail[:2])
+    problems = convergence_problems(rhat, bulk, tail, 4, n_draws=1000)
+    assert problems[0] == full.problems[0] == early.problems[0]  # the R-hat sentence
     for a, b in zip(assess(iid, early=True), assess(iid)):
         np.testing.assert_array_equal(a, b) if isinstance(a, np.ndarray) else a == b
 

@@ -16,6 +16,7 @@ from sklearn.datasets import load_iris
 from sklearn.preprocessing import StandardScaler
 
 import skbayes_sg.models._predictive as predictive
+from skbayes_sg.models._predictive import PredictChunks
 from skbayes_sg import BayesianLogisticRegression, BayesianMLPClassifier
 from skbayes_sg.models import LogisticModel, MLPModel
 from skbayes_sg.utils import ConvergenceWarning
@@ -81,16 +82,14 @@ def test_mlp_proba_is_the_plain_average_over_the_draws(iris):
 
 @pytest.mark.parametrize("make", [lambda: LogisticModel(5, 2), lambda: LogisticModel(5, 3),
                                   lambda: MLPModel((5, 7, 3), "tanh")])
-def test_groups_of_draws_and_row_chunks_do_not_change_the_average(make, monkeypatch):
+def test_groups_of_draws_and_row_chunks_do_not_change_the_average(make):
     model, rng = make(), np.random.default_rng(0)
     draws, X = rng.normal(size=(23, model.n_params)), rng.normal(size=(1000, 5))
     whole = model.predict_mean(draws, X)
     np.testing.assert_allclose(whole, model.predict_output(draws, X).mean(0), rtol=1e-12)
     # tiny groups (several draw groups) and tiny chunks (many row chunks, a ragged last one)
-    monkeypatch.setattr(predictive, "_GROUP_ELEMENTS", 3 * model.n_params)
-    monkeypatch.setattr(predictive, "_CACHE_BYTES", 4096)
-    monkeypatch.setattr(predictive, "_MIN_ROWS", 7)
-    np.testing.assert_allclose(model.predict_mean(draws, X), whole, rtol=1e-12)
+    tiny = PredictChunks(group_elements=3 * model.n_params, cache_bytes=4096, min_rows=7)
+    np.testing.assert_allclose(model.predict_mean(draws, X, chunks=tiny), whole, rtol=1e-12)
 
 
 def test_binary_tiny_probabilities_keep_their_relative_precision():
@@ -144,7 +143,7 @@ def test_monte_carlo_error_of_the_default_draws_is_small_next_to_the_posterior_s
 
 
 @pytest.mark.parametrize("sparse", [False, True])
-def test_row_blocks_in_threads_give_the_one_block_result(monkeypatch, sparse):
+def test_row_blocks_in_threads_give_the_one_block_result(sparse):
     # blocks run in worker threads on views of X and of the output; rows whose exp overflows
     # (redone with clipping, by their index inside the block) sit in every block
     model, rng = LogisticModel(4, 2), np.random.default_rng(2)
@@ -154,10 +153,12 @@ def test_row_blocks_in_threads_give_the_one_block_result(monkeypatch, sparse):
     X[::97, 0] = -900.0  # logits from -450 to -2250: exp(-z) overflows in most draws
     X = sp.csr_matrix(X) if sparse else X
     one = model.predict_mean(draws, X)
-    monkeypatch.setattr(predictive, "_CACHE_BYTES", 4096)
-    monkeypatch.setattr(predictive, "_row_blocks",
-                        lambda n, chunk: [slice(0, 150), slice(150, 151), slice(151, n)])
-    np.testing.assert_allclose(model.predict_mean(draws, X), one, rtol=1e-11, atol=1e-300)
+    # 64-row chunks (the least), 1000 // (4 x 64) = 3 blocks of 333 rows, each in a thread
+    assert predictive._row_blocks(1000, 64, 3) == [slice(0, 333), slice(333, 667),
+                                                   slice(667, 1000)]
+    blocks = PredictChunks(cache_bytes=4096, threads=3)
+    np.testing.assert_allclose(model.predict_mean(draws, X, chunks=blocks), one, rtol=1e-11,
+                               atol=1e-300)
     assert np.all(one[::97, 1] < 1e-100) and np.all(one[::97, 1] > 0)
 
 

@@ -1,5 +1,6 @@
 """summary(), stein_discrepancy() and to_inference_data() of the fitted estimators."""
 
+import copy
 import sys
 
 import numpy as np
@@ -10,7 +11,6 @@ from sklearn.preprocessing import StandardScaler
 
 from skbayes_sg import BayesianLinearRegression, BayesianLogisticRegression, BayesianMLPClassifier
 from skbayes_sg.diagnostics import RHAT_MAX, kernel_stein_discrepancy, summarize
-from skbayes_sg.estimators import _report
 
 COLUMNS = ["mean", "sd", "q5", "q50", "q95", "ess_bulk", "ess_tail", "rhat"]
 
@@ -47,9 +47,10 @@ def test_summary_matches_diagnostics_summarize(logistic):
         np.testing.assert_allclose(report["coef"][key].ravel(), expected[key])
 
 
-def test_large_groups_reuse_fit_diagnostics(logistic, monkeypatch):
-    monkeypatch.setattr(_report, "_BIG_GROUP", 5)  # force the fast path for coef
-    report = logistic.summary()
+def test_large_groups_reuse_fit_diagnostics(logistic):
+    reusing = copy.copy(logistic)
+    reusing._summary_reuse_above = 5  # force the fast path for coef
+    report = reusing.summary()
     expected = summarize(logistic.draws_[:, :, :30])
     for key in ["mean", "sd", "q5", "q95", "ess_bulk", "ess_tail", "rhat"]:
         np.testing.assert_allclose(report["coef"][key].ravel(), expected[key])

@@ -111,23 +111,21 @@ def test_curvature_pilot_of_a_glm_is_not_inflated_by_a_small_subsample():
     assert small > 1.2 * exact  # the inflation this avoids
 
 
-def test_a_subsample_laplace_gets_its_curvature_from_another_subsample(monkeypatch):
+def test_a_subsample_laplace_gets_its_curvature_from_another_subsample():
     # A Laplace of a subsample Hessian whitens that Hessian to I exactly; the step rule must see
     # the spread of the exact one (oracle), about sqrt(2) times wider from a second subsample
     from skbayes_sg.fitting._tuning import measure_curvature
     from skbayes_sg.models import GaussianPrior, LogisticModel, Posterior
-    from skbayes_sg.preprocessing import _warm, find_mode, full_hessian, laplace_at
+    from skbayes_sg.preprocessing import ModeConfig, find_mode, full_hessian, laplace_at
     from skbayes_sg.preprocessing._laplace import whitened_curvature
     from skbayes_sg.samplers import from_laplace
 
-    monkeypatch.setattr(_warm, "_WARM_ROWS", 1000)
-    monkeypatch.setattr(_warm, "_HESSIAN_ROWS_PER_PARAM", 10)
     rng = np.random.default_rng(0)
     X = rng.normal(size=(20_000, 9)) * rng.uniform(0.3, 3.0, size=9)
     y = np.where(X @ np.ones(9) / 3 + rng.logistic(size=20_000) > 0, 1.0, -1.0)
     model = LogisticModel(9, 2)
     post = Posterior(model, GaussianPrior(model.prior_precision(1.0)), X, y)
-    mode = find_mode(post, rng)
+    mode = find_mode(post, rng, config=ModeConfig(warm_rows=1000, hessian_rows_per_param=10))
     assert mode.hessian_rows == 1000
     lap, _ = laplace_at(post, mode.theta, "auto", mode.hessian, mode.hessian_rows)
     precond = from_laplace(lap)

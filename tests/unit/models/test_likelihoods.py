@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
-from skbayes_sg.models import GaussianLinearModel, LogisticModel, MLPModel, _logistic, _mlp
+from skbayes_sg.models import GaussianLinearModel, LogisticModel, MLPModel
 
 from support.problems import make_problem
 from support.oracles import check_gradients, fd_rows
@@ -84,15 +84,14 @@ def _brute_fisher_diag(model, theta1, X, w):
 
 
 @pytest.mark.parametrize("make, fit_b", _cases({k: v for k, v in ALL.items() if "mlp" in k}))
-def test_mlp_hessian_diag_is_fisher_diagonal(make, fit_b, monkeypatch):
+def test_mlp_hessian_diag_is_fisher_diagonal(make, fit_b):
     model, theta, X, y, rng = _problem(make, fit_b, n=9)
     w = rng.uniform(0.5, 2.0, size=9)
     expected = _brute_fisher_diag(model, theta[0], X, w)
     close(model.hessian_diag(theta[0], X, y, w), expected, rtol=1e-10)
     close(model.hessian_diag(theta[0], X, y), _brute_fisher_diag(model, theta[0], X, np.ones(9)),
           rtol=1e-10)
-    monkeypatch.setattr(_mlp, "_FISHER_CHUNK", 4)
-    close(model.hessian_diag(theta[0], X, y, w), expected, rtol=1e-10)
+    close(model.hessian_diag(theta[0], X, y, w, chunk_rows=4), expected, rtol=1e-10)  # 3 chunks
     with pytest.raises(NotImplementedError, match="hessian_diag"):
         model.hessian(theta[0], X, y)
 
@@ -232,7 +231,7 @@ def test_sklearn_shapes_prior_precision_and_flags():
 
 
 @pytest.mark.parametrize("make, fit_b", _cases(ALL))
-def test_predict_output(make, fit_b, monkeypatch):
+def test_predict_output(make, fit_b):
     model, theta, X, y, rng = _problem(make, fit_b)
     draws = rng.normal(size=(5, model.n_params))
     out = model.predict_output(draws, X)
@@ -246,9 +245,7 @@ def test_predict_output(make, fit_b, monkeypatch):
     for k in range(out.shape[2]):  # P(k | x) = exp(-nll) with target k (t = -1/+1 for binary)
         yk = np.full(X.shape[0], 2.0 * k - 1.0 if binary else k)
         close(out[..., k], np.exp(-model.nll(draws, X, yk)), rtol=1e-10)
-    monkeypatch.setattr(_logistic, "_MAX_PREDICT_ELEMENTS", 1)
-    monkeypatch.setattr(_mlp, "_MAX_PREDICT_ELEMENTS", 1)
-    close(model.predict_output(draws, X), out, rtol=1e-14)
+    close(model.predict_output(draws, X, max_elements=1), out, rtol=1e-14)  # a draw per chunk
 
 
 def test_mlp_init_position_is_glorot_uniform():

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from skbayes_sg.models import GaussianLinearModel, GaussianPrior, LogisticModel, Posterior
-from skbayes_sg.preprocessing import find_mode, laplace_at
+from skbayes_sg.preprocessing import ModeConfig, find_mode, laplace_at
 from skbayes_sg.preprocessing._laplace import full_hessian, laplace_kind
 
 from support.problems import softmax_posterior
@@ -120,16 +120,17 @@ def test_block_laplace_inverts_its_schur_precision_and_conditions_better_than_kr
     assert kappa["block"] < 0.6 * kappa["kronecker"]
 
 
-def test_large_softmax_gets_the_block_laplace_while_it_is_affordable(monkeypatch):
-    from skbayes_sg.preprocessing import _blocks
+def test_large_softmax_gets_the_block_laplace_while_it_is_affordable():
+    from skbayes_sg.preprocessing._blocks import BLOCK_FLOATS, block_fits
 
     big = _laplace_problem(LogisticModel(100, 100), 5000, 100)  # 10,100 parameters
     assert laplace_kind(big, "auto") == laplace_kind(big, "laplace") == "block"
-    monkeypatch.setattr(_blocks, "BLOCK_FLOPS", 1e9)  # n K d1^2 = 5.2e9 multiply-adds
-    assert laplace_kind(big, "auto") == "kronecker"
-    monkeypatch.undo()
-    monkeypatch.setattr(_blocks, "BLOCK_FLOATS", 1e5)  # K d1^2 = 1.02e6 floats per factor
-    assert laplace_kind(big, "auto") == "kronecker"
+    assert block_fits(5000, 100, 101)
+    assert not block_fits(5000, 100, 101, flops=1e9)  # n K d1^2 = 5.2e9 multiply-adds
+    assert not block_fits(5000, 100, 101, floats=1e5)  # K d1^2 = 1.02e6 floats per factor
+    # K d1^2 = 100 x 201^2 = 4.04e6 floats per factor: above BLOCK_FLOATS, so Kronecker
+    wider = _laplace_problem(LogisticModel(200, 100), 200, 200)
+    assert 100 * 201**2 > BLOCK_FLOATS and laplace_kind(wider, "auto") == "kronecker"
 
 
 def test_hessian_rows_are_exact_and_chunked_by_their_widest_temporary(monkeypatch):
@@ -151,7 +152,7 @@ def test_hessian_rows_are_exact_and_chunked_by_their_widest_temporary(monkeypatc
 
 
 @pytest.mark.slow
-def test_coupled_intercepts_are_exact_and_condition_better_than_kronecker(monkeypatch):
+def test_coupled_intercepts_are_exact_and_condition_better_than_kronecker():
     # K-FAC drops the intercept-weight coupling sum_i S_i (x) x_i: the intercept contrasts come
     # out several times too narrow, and intercept-heavy directions too wide.  Keeping the
     # intercept rows exact (Schur complement, the weights' regression on them by conjugate
@@ -185,10 +186,9 @@ def test_coupled_intercepts_are_exact_and_condition_better_than_kronecker(monkey
     assert spectra["coupled"].min() > 2 * spectra["kronecker"].min()
     assert spectra["coupled"].max() < 0.9 * spectra["kronecker"].max()
     assert 0.35 < spectra["coupled"].min() and spectra["coupled"].max() < 2.5
-    # beyond COUPLING_FLOPS the coupling runs on a fixed uniform subsample, scaled: nearly the same
-    monkeypatch.setattr(_coupled, "COUPLING_FLOPS", 1.0)
-    monkeypatch.setattr(_coupled, "_MIN_ROWS", 1000)
-    sub, sub_evals = coupled_covariance(post, mode)
+    # beyond coupling_flops the coupling runs on a fixed uniform subsample, scaled: nearly the same
+    sub, sub_evals = coupled_covariance(
+        post, mode, config=ModeConfig(coupling_flops=1.0, coupling_min_rows=1000))
     assert sub_evals % 1000 == 0 and sub_evals < evals / 2
     w = np.linalg.eigvalsh(sub.factor_rows(np.eye(mode.size)) @ H @ sub.factor_rows(
         np.eye(mode.size)).T)

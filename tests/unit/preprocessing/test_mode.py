@@ -5,12 +5,14 @@ start on a subsample; the control-variate anchor computed on the way.
 and the notes; these toy problems have D = 3 features, where it is quick too.)
 """
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from skbayes_sg.models import GaussianPrior, LogisticModel, NoisePrior, Posterior
 from skbayes_sg.models._base import Likelihood
-from skbayes_sg.preprocessing import _mode, _warm, find_mode, full_hessian
+from skbayes_sg.preprocessing import ModeConfig, _mode, _warm, find_mode, full_hessian
 from skbayes_sg.preprocessing._kronecker import kronecker_covariance
 from skbayes_sg.preprocessing._mode import lbfgs_mode
 from skbayes_sg.preprocessing._newton import newton_mode
@@ -84,7 +86,7 @@ def test_large_softmax_lbfgs_runs_in_kronecker_coordinates(weighted):
 
 @pytest.mark.slow
 def test_softmax_lbfgs_is_rewhitened_once_at_the_iterate(monkeypatch):
-    # a softmax L-BFGS not converged after _REWHITEN iterations restarts in the Kronecker
+    # a softmax L-BFGS not converged after config.rewhiten iterations restarts in the Kronecker
     # coordinates of its iterate (one class-factor pass): the same mode, every pass counted
     rng, K, d, n = np.random.default_rng(4), 12, 45, 1500
     model = LogisticModel(d, K)
@@ -96,14 +98,12 @@ def test_softmax_lbfgs_is_rewhitened_once_at_the_iterate(monkeypatch):
     whitening = _mode._whitening
     monkeypatch.setattr(_mode, "_whitening",
                         lambda p, t, g=None: calls.append(t) or whitening(p, t, g))
-    monkeypatch.setattr(_mode, "_REWHITEN", 3)
-    theta_l, evals_l = lbfgs_mode(pb)
+    theta_l, evals_l = lbfgs_mode(pb, config=ModeConfig(rewhiten=3))
     assert len(calls) == 2 and not np.allclose(calls[1], calls[0])
     assert (theta_l - theta_n) @ H @ (theta_l - theta_n) < 1e-8
     assert (evals_l / n) % 1 == 0 and evals_l >= (2 + 1 + 4) * n  # Gram, 2 class factors, L-BFGS
     calls.clear()
-    monkeypatch.setattr(_mode, "_REWHITEN", 500)  # converged before: one stage
-    theta_1, evals_1 = lbfgs_mode(pb)
+    theta_1, evals_1 = lbfgs_mode(pb, config=ModeConfig(rewhiten=500))  # converged before
     assert len(calls) == 1 and (theta_1 - theta_n) @ H @ (theta_1 - theta_n) < 1e-8
 
 
@@ -117,19 +117,18 @@ def test_find_mode_uses_newton_for_dense_glms(problem):
 
 @pytest.mark.parametrize("name, weighted", [("binary", False), ("binary", True),
                                            ("softmax", False), ("linear_inferred", True)])
-def test_large_data_newton_starts_from_a_subsample_mode(problem, monkeypatch, name, weighted):
-    # with N >= 4 x _WARM_ROWS, Newton first solves a scaled subsample; the
+def test_large_data_newton_starts_from_a_subsample_mode(problem, name, weighted):
+    # with N >= 4 x warm_rows, Newton first solves a scaled subsample; the
     # full-data iterations then start close and the mode is the same
     pb = problem(name, weighted, n=4000)
     cold = newton_mode(pb)
-    monkeypatch.setattr(_warm, "_WARM_ROWS", 500)
-    warm = find_mode(pb, np.random.default_rng(0))
+    warm = find_mode(pb, np.random.default_rng(0), config=ModeConfig(warm_rows=500))
     d = warm.theta - cold.theta
     assert d @ cold.hessian @ d < 1e-8
     if name == "binary":  # a mode far from 0 (the toy softmax labels are noise)
         assert warm.n_grad_evals < cold.n_grad_evals  # subsample passes cost 500 rows
-    monkeypatch.setattr(_warm, "_WARM_ROWS", 1001)  # N < 4 x m: no warm start
-    assert np.allclose(find_mode(pb, np.random.default_rng(0)).theta, cold.theta)
+    no_warm = ModeConfig(warm_rows=1001)  # N < 4 x m: no warm start
+    assert np.allclose(find_mode(pb, np.random.default_rng(0), config=no_warm).theta, cold.theta)
 
 
 def test_newton_gives_up_on_a_broken_hessian(problem):
@@ -221,8 +220,8 @@ def test_newton_terms_write_the_anchor_responses(problem, name, weighted):
 @pytest.mark.parametrize("name, weighted, n", [
     ("binary", False, 400), ("binary", True, 20_000), ("softmax", False, 400),
     ("linear_fixed", True, 20_000), ("linear_inferred", False, 20_000)])
-def test_the_mode_search_computes_the_control_variate_anchor(problem, monkeypatch, name,
-                                                             weighted, n, float32):
+def test_the_mode_search_computes_the_control_variate_anchor(problem, name, weighted, n,
+                                                             float32):
     # asked for it, Newton's last pass leaves the anchor for control variates: no pass of their
     # own, and an exactly unbiased estimator -- G is the sum of the stored responses' gradients
     # (oracle: grad_from_response on all rows) -- at a point within Newton's tolerance of the
@@ -232,9 +231,8 @@ def test_the_mode_search_computes_the_control_variate_anchor(problem, monkeypatc
     pb = problem(name, weighted, n=n)
     if float32:
         pb = Posterior(pb.model, pb.prior, pb.X.astype(np.float32), pb.y, pb.weight)
-    monkeypatch.setattr(_warm, "_WARM_ROWS", 1000)  # 20,000 rows: the sampled-Hessian search
-    monkeypatch.setattr(_warm, "_HESSIAN_ROWS_PER_PARAM", 10)
-    res = find_mode(pb, np.random.default_rng(0), anchor=True)
+    sampled = ModeConfig(warm_rows=1000, hessian_rows_per_param=10)  # the sampled-Hessian search
+    res = find_mode(pb, np.random.default_rng(0), anchor=True, config=sampled)
     G, r, point = res.anchor
     H, p = full_hessian(pb, res.theta), pb.model.n_params
     G_mode, r_mode = anchor_terms(pb, res.theta)
@@ -256,15 +254,14 @@ def test_the_mode_search_computes_the_control_variate_anchor(problem, monkeypatc
     assert find_mode(fresh, np.random.default_rng(0)).anchor is None
 
 
-def test_float32_and_float64_rows_give_the_same_mode(problem, monkeypatch):
+def test_float32_and_float64_rows_give_the_same_mode(problem):
     # float32 chunks (products in float32, sums in float64) on the warm-started path, at Newton's
     # tight tolerance (the float32 precision is the question, not the sampled path's tolerance)
-    monkeypatch.setattr(_warm, "_WARM_ROWS", 2000)
-    monkeypatch.setattr(_mode, "_SAMPLED_TOL", 1e-10)
+    config = ModeConfig(warm_rows=2000, sampled_tol=1e-10)
     pb64 = problem("binary", False, n=20_000)
     pb64 = Posterior(pb64.model, pb64.prior, pb64.X.astype(np.float32).astype(np.float64), pb64.y)
     pb32 = Posterior(pb64.model, pb64.prior, pb64.X.astype(np.float32), pb64.y)
-    m64, m32 = (find_mode(pb, np.random.default_rng(0)) for pb in (pb64, pb32))
+    m64, m32 = (find_mode(pb, np.random.default_rng(0), config=config) for pb in (pb64, pb32))
     d = m32.theta - m64.theta
     assert d @ m64.hessian @ d < 1e-8  # squared distance in posterior sd
     np.testing.assert_allclose(m32.hessian, m64.hessian, rtol=1e-4)
@@ -317,10 +314,9 @@ def test_warm_newton_takes_one_hessian_pass(problem, monkeypatch, name, weighted
     # from the subsample's mode, the full-data iterations use its Hessian and compute the exact
     # one once, at (or within 0.01 sd of) the mode they return
     pb = problem(name, weighted, n=8000)
-    monkeypatch.setattr(_warm, "_WARM_ROWS", 1000)
-    monkeypatch.setattr(_warm, "_HESSIAN_ROWS_PER_PARAM", 1000)  # 4 x 1000 p rows > N: exact
+    exact = ModeConfig(warm_rows=1000, hessian_rows_per_param=1000)  # 4 x 1000 p rows > N
     calls = _count_newton_passes(monkeypatch)
-    warm = find_mode(pb, np.random.default_rng(0))
+    warm = find_mode(pb, np.random.default_rng(0), config=exact)
     full = [h for n, h in calls if n == pb.n_rows]
     assert sum(full) == 1 and len(full) <= 8 and warm.hessian_rows is None
     cold = newton_mode(pb)
@@ -334,18 +330,16 @@ def test_the_warm_start_starts_from_a_smaller_subsample(problem, monkeypatch, na
     # the warm subsample's Newton starts from the mode of a quarter or less of its rows, so its
     # own exact Hessian is computed once (oracle: its mode from the model's start)
     pb = problem(name, weighted, n=8000)
-    monkeypatch.setattr(_warm, "_WARM_ROWS", 2000)
-    monkeypatch.setattr(_warm, "_HESSIAN_ROWS_PER_PARAM", 1)
-    monkeypatch.setattr(_warm, "_FIRST_ROWS", 500)
-    monkeypatch.setattr(_warm, "_FIRST_ROWS_PER_PARAM", 1)
+    config = ModeConfig(warm_rows=2000, hessian_rows_per_param=1, first_rows=500,
+                        first_rows_per_param=1)
     calls = _count_newton_passes(monkeypatch)
-    theta0, hessian0, evals, warm = _warm.warm_start(pb, np.random.default_rng(0))
+    theta0, hessian0, evals, warm = _warm.warm_start(pb, np.random.default_rng(0), config)
     assert warm.n_rows == 2000 and [n for n, h in calls if h].count(2000) == 1
     assert {n for n, h in calls} == {500, 2000}
     assert evals == sum(n * (1 + h) for n, h in calls)
-    cold = newton_mode(warm, tol=_warm._WARM_TOL)
+    cold = newton_mode(warm, tol=config.warm_tol)
     d = theta0 - cold.theta
-    assert d @ cold.hessian @ d < _warm._WARM_TOL * pb.model.n_params
+    assert d @ cold.hessian @ d < config.warm_tol * pb.model.n_params
     np.testing.assert_allclose(hessian0, full_hessian(warm, theta0), rtol=1e-6)
 
 
@@ -370,10 +364,10 @@ def test_posteriors_without_cheap_subsets_keep_the_exact_hessian(problem, monkey
         cheap_subsets = False
 
     pb = problem("binary", False, n=20_000)
-    monkeypatch.setattr(_warm, "_WARM_ROWS", 1000)
-    monkeypatch.setattr(_warm, "_HESSIAN_ROWS_PER_PARAM", 10)
+    config = ModeConfig(warm_rows=1000, hessian_rows_per_param=10)
     calls = _count_newton_passes(monkeypatch)
-    res = find_mode(Remote(pb.model, pb.prior, pb.X, pb.y), np.random.default_rng(0))
+    res = find_mode(Remote(pb.model, pb.prior, pb.X, pb.y), np.random.default_rng(0),
+                    config=config)
     assert res.hessian_rows is None and sum(h for n, h in calls if n == pb.n_rows) == 1
 
 
@@ -384,17 +378,15 @@ def test_large_data_estimate_the_mode_hessian_on_a_subsample(problem, monkeypatc
     # 1,000 rows whose whitened error is of the order 2 sqrt(p / m) (oracle: the exact Hessian)
     pb = problem(name, weighted, n=20_000)
     p = pb.model.n_params
-    monkeypatch.setattr(_warm, "_WARM_ROWS", 1000)
-    monkeypatch.setattr(_warm, "_HESSIAN_ROWS_PER_PARAM", 10)
+    config = ModeConfig(warm_rows=1000, hessian_rows_per_param=10)
     calls = _count_newton_passes(monkeypatch)
-    warm = find_mode(pb, np.random.default_rng(0))
+    warm = find_mode(pb, np.random.default_rng(0), config=config)
     assert not any(h for n, h in calls if n == pb.n_rows)
     assert warm.hessian_rows == 1000 and [n for n, h in calls if h][-1] == 1000
     cold = newton_mode(pb)
     d = warm.theta - cold.theta
-    assert d @ cold.hessian @ d < _mode._SAMPLED_TOL * p
-    monkeypatch.setattr(_mode, "_SAMPLED_TOL", 1e-10)
-    tight = find_mode(pb, np.random.default_rng(0))
+    assert d @ cold.hessian @ d < config.sampled_tol * p
+    tight = find_mode(pb, np.random.default_rng(0), config=replace(config, sampled_tol=1e-10))
     d = tight.theta - cold.theta
     assert d @ cold.hessian @ d < 1e-8 and tight.n_grad_evals > warm.n_grad_evals
     L = np.linalg.cholesky(np.linalg.inv(warm.hessian))
@@ -444,20 +436,21 @@ def test_linear_mode_is_robust_to_offsets_and_scales_of_y(problem, offset, scale
     assert np.allclose(res.hessian, full_hessian(pb, res.theta), rtol=1e-6)
 
 
-def test_a_subsample_hessian_laplace_gives_the_same_posterior(monkeypatch):
+def test_a_subsample_hessian_laplace_gives_the_same_posterior():
     # the subsample Hessian only preconditions: the draws match a fit with the exact Laplace
     # within Monte-Carlo error (means 0.35 sd, sds within 20%), and preprocessing_ says so
     from skbayes_sg import BayesianLogisticRegression
+    from skbayes_sg.fitting import FitConfig
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(20_000, 5)) * rng.uniform(0.3, 3.0, size=5)
     y = (X @ np.ones(5) / 3 + rng.logistic(size=20_000) > 0).astype(int)
-    monkeypatch.setattr(_warm, "_WARM_ROWS", 1000)
     fits = {}
     for per_param in (10, 10_000):  # 4 x max(1000, 60) <= N: sampled; 4 x 60,000 > N: exact
-        monkeypatch.setattr(_warm, "_HESSIAN_ROWS_PER_PARAM", per_param)
-        est = BayesianLogisticRegression(random_state=0).fit(X, y)
-        fits[per_param] = est
+        est = BayesianLogisticRegression(random_state=0)
+        est._fit_config = FitConfig(mode=ModeConfig(warm_rows=1000,
+                                                    hessian_rows_per_param=per_param))
+        fits[per_param] = est.fit(X, y)
     assert fits[10].preprocessing_["laplace_hessian_rows"] == 1000
     assert fits[10_000].preprocessing_["laplace_hessian_rows"] is None
     a, b = (f.draws_.reshape(-1, f.draws_.shape[-1]) for f in fits.values())

@@ -4,7 +4,7 @@ constants (methods.md §5-7).
 Oracles: explicit per-row Hessians and gradients.
 """
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pytest
@@ -57,15 +57,20 @@ def test_curvature_pass_shares_the_control_variate_anchor(name, weighted, heavy_
 
 
 @pytest.mark.parametrize("name", ["binary", "softmax"])
-def test_anchor_responses_are_written_chunk_by_chunk(name, heavy_problem, monkeypatch):
+def test_anchor_responses_are_written_chunk_by_chunk(name, heavy_problem):
     # several chunks, written in place: every row's response (oracle: model.response on all
     # rows), row-contiguous, in the minibatch precision (float32 for float32 X)
     from skbayes_sg.preprocessing import anchor_terms
     from skbayes_sg.utils import row_chunks
 
+    @dataclass(frozen=True, eq=False)
+    class SmallChunks(Posterior):  # chunks of 16 rows
+        def chunks(self, width=1):
+            return row_chunks(self.n_rows, rows=16)
+
     pb, lap, _ = heavy_problem(name, n=70)
-    monkeypatch.setattr(Posterior, "chunks", lambda self, width=1: row_chunks(self.n_rows,
-                                                                              rows=16))
+    pb = SmallChunks(pb.model, pb.prior, pb.X, pb.y, pb.weight)
+    assert len(list(pb.chunks())) == 5
     for X, tol in ((pb.X, 1e-12), (pb.X.astype(np.float32), 1e-5)):
         post = replace(pb, X=X)
         G, r = anchor_terms(post, lap.mode)

@@ -5,25 +5,24 @@ Oracles: the in-line blocks (bit-identical draws) and the moments of a standard 
 
 import numpy as np
 
-from skbayes_sg.samplers import SGLD, _run, identity, run_chains
+from skbayes_sg.samplers import SGLD, identity, run_chains
 from skbayes_sg.samplers._base import chain_block, chain_normals
 from skbayes_sg.subsampling import Uniform
 
 from support.problems import make_problem
 
 
-def test_noise_blocks_in_worker_thread_give_identical_draws(monkeypatch):
+def test_noise_blocks_in_worker_thread_give_identical_draws():
     """Blocks drawn ahead in the worker thread are exactly the in-line blocks, in order."""
     posterior, laplace, _ = make_problem("mlp", n=200)
     est = Uniform().build(posterior, laplace, batch_size=20, rng=np.random.default_rng(0))
     p = posterior.model.n_params
-    monkeypatch.setattr(_run, "_BLOCK_ELEMENTS", 16 * 2 * p)  # 16 steps per block: many blocks
 
-    def run(threshold):
-        monkeypatch.setattr(_run, "_BACKGROUND", threshold)
+    def run(threshold):  # 16 steps per block: many blocks
         rngs = [[np.random.default_rng([s, c]) for c in range(2)] for s in (1, 2)]
         return run_chains(SGLD(), est, np.tile(laplace.mode, (2, 1)), *rngs, step_size=1e-3,
-                          precond=identity(), n_warmup=40, n_draws=100, thin=2).draws
+                          precond=identity(), n_warmup=40, n_draws=100, thin=2,
+                          block_elements=16 * 2 * p, background=threshold).draws
 
     inline, background = run(1 << 40), run(0)
     assert inline.shape == (2, 100, p) and not np.array_equal(inline[:, 0], inline[:, -1])

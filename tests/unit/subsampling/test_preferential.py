@@ -190,14 +190,13 @@ def test_wide_glm_minibatch_sums_run_in_cache_sized_chunks(name, strategy, share
                                                            monkeypatch):
     # oracle: the same estimate from one minibatch sum (the chunks are the same rows, so the
     # same draws of the index stream and the same sum up to rounding)
-    from skbayes_sg.subsampling import _estimator
-
     pb, lap, _ = heavy_problem(name, n=300, weighted=True)
     theta = lap.mode + 0.1 * np.random.default_rng(1).normal(size=(3, pb.model.n_params))
 
-    def run():  # the estimates and the minibatch shapes the terms saw
+    def run(chunk_bytes=None):  # the estimates and the minibatch shapes the terms saw
         est = SUBSAMPLING[strategy](shared_minibatch=shared).build(
             pb, lap, batch_size=64, rng=np.random.default_rng(0))
+        est.chunk_bytes = chunk_bytes or est.chunk_bytes
         calls, difference = [], est.terms.difference
 
         def counted(*args):
@@ -214,7 +213,6 @@ def test_wide_glm_minibatch_sums_run_in_cache_sized_chunks(name, strategy, share
     assert calls == [shape(64)] * len(calls)
     # 16-row chunks: (1 or 3 chains) x 16 rows x D floats
     chains = 1 if shared else 3
-    monkeypatch.setattr(_estimator, "_CHUNK_BYTES", chains * 16 * pb.X.shape[1] * pb.X.itemsize)
-    chunked, calls = run()
+    chunked, calls = run(chains * 16 * pb.X.shape[1] * pb.X.itemsize)
     assert calls == [shape(16)] * len(calls) and len(calls) >= 12
     np.testing.assert_allclose(chunked, whole, rtol=1e-12, atol=1e-12 * np.abs(whole).max())
