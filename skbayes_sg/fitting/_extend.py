@@ -17,9 +17,9 @@ adapted step size (no new warm-up) and control-variate / SVRG anchors are recomp
 
 Runs with fewer than ``2 * ESS_PER_CHAIN`` stored draws per chain are not extended: thinning
 cannot lift their ESS to ``ESS_PER_CHAIN`` per chain, so doubling would only spend the budget.
-A verdict on the pooled predictive (``verdict.pooled``, the networks') asks for no ESS per
-chain and projects its own doublings (:func:`~skbayes_sg.diagnostics.pooled_error`): from the
-first judgement, a run that doublings cannot bring to the tolerance stops.
+A verdict on the pooled predictive (``verdict.pooled``, the networks') projects its own
+doublings (:func:`~skbayes_sg.diagnostics.pooled_error`): from the first judgement, a run that
+doublings cannot bring to the tolerance stops.
 
 Nor are runs the budget cannot rescue.  After a doubling, :func:`doublings_needed` extrapolates
 the fall of ``R-hat^2 - 1`` (the between- over the within-chain variance of the worst quantity:
@@ -74,10 +74,10 @@ def extend_until_converged(plan, streams, run, judge, *, max_doublings, n_draws,
     ``sampling_steps`` and ``doublings_needed``; and the final assessment.
     """
     draws, evals, steps, info, seconds = run
+    if n_draws < 2 * ESS_PER_CHAIN:
+        max_doublings = 0
     early = max_doublings > 0  # a failing R-hat decides; the ESS are left for the last verdict
     verdict, rounds, before, projected = judge(draws, early=early), 0, None, None
-    if verdict.pooled is None and n_draws < 2 * ESS_PER_CHAIN:
-        max_doublings = 0
     while not verdict.converged and rounds < max_doublings:
         if verdict.pooled is not None or before is not None:
             projected = (verdict.pooled.doublings if verdict.pooled is not None

@@ -10,7 +10,8 @@ from sklearn.datasets import make_blobs, make_classification
 
 from skbayes_sg import BayesianLogisticRegression, BayesianMLPClassifier
 from skbayes_sg.diagnostics import ESS_PER_CHAIN
-from skbayes_sg.estimators._mlp import _function_hint
+from skbayes_sg.diagnostics import PooledError
+from skbayes_sg.estimators._mlp_base import _pooled_warning
 from skbayes_sg.models import GaussianPrior, MLPModel, Posterior
 from skbayes_sg.preprocessing._mode import adam_batch, adam_mode, adam_starts
 from skbayes_sg.utils import ConvergenceWarning
@@ -108,23 +109,24 @@ def test_extra_adam_runs_are_counted(blobs):
     assert three - one == 2 * per_run
 
 
-def test_function_hint_figures():
-    # chains' mean probabilities of the 2 rows: row 0 (0.5, 0.7), row 1 (0.99999, 0.999995)
-    p = np.array([[[0.5, 0.99999]] * 3, [[0.7, 0.999995]] * 3])
-    hint = _function_hint(np.log(p), rhat=np.array([1.5, 1.0]))
-    assert "is 0.6;" in hint and "at most 0.2." in hint and "Near-certain" not in hint
-    hint = _function_hint(np.log(p), rhat=np.array([1.0, 1.5]))
-    assert "is 1 - 7.5e-06;" in hint and "Near-certain" in hint
+def test_pooled_warning_advice_follows_the_modes_share():
+    info = {"sampling_steps": 4000, "n_doublings": 1}
+    modes = _pooled_warning(PooledError(0.04, 0.8, np.inf, 0.02), info, 2, 3)
+    lines = modes.split("\n")
+    assert len(lines) == 3 and "0.04 > 0.02" in lines[0] and "4,000 steps" in lines[0]
+    assert "different modes are expected" in lines[1] and "80%" in lines[1]
+    assert lines[2] == "Increase n_chains (about 8 reach the tolerance)."  # 2 * (0.04/0.02)^2
+    own = _pooled_warning(PooledError(0.03, 0.1, 2.0, 0.02), info, 2, 3)
+    assert own.split("\n")[2].startswith("Increase max_doublings (ran 1 of 3)")
 
 
-def test_warning_speaks_in_function_space(blobs):
+def test_warning_speaks_of_the_pooled_predictive(blobs):
     X, y = blobs
     with pytest.warns(ConvergenceWarning) as record:
-        BayesianMLPClassifier(**SHORT, random_state=0, n_chains=2).fit(X, y)
+        est = BayesianMLPClassifier(**SHORT, random_state=0, n_chains=2).fit(X, y)
     message = str(record[0].message)
-    assert "predictive R-hat above 1.01" in message
-    assert "mean predicted probabilities differ by at most" in message
-    assert "thin and max_doublings" in message
+    assert f"Monte-Carlo error {est.diagnostics_['pooled_error']:.3g} > 0.02" in message
+    assert "different modes are expected" in message
 
 
 def test_starts_do_not_depend_on_running_in_the_background(blobs):
