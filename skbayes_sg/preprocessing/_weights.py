@@ -13,8 +13,9 @@ from ..models import design
 from ..models._sparse import row_dot, row_sq_norms, squared
 from ._anchor import Anchor, store_responses
 
-__all__ = ["curvature_weights", "curvature_weights_and_anchor", "gradient_norm_weights",
-           "mix_uniform", "per_row", "row_scores", "row_sq_norms_glm", "score_evals_per_row"]
+__all__ = ["clean_scores", "curvature_weights", "curvature_weights_and_anchor",
+           "gradient_norm_weights", "mix_scores", "mix_uniform", "per_row", "row_scores",
+           "row_sq_norms_glm", "score_evals_per_row", "scores_to_weights"]
 
 _MC_DRAWS = 4  # Laplace draws for the Monte-Carlo curvature weights
 
@@ -50,24 +51,41 @@ def _mix_into(s, multiplicity, uniform_mix):
     """
     if not 0.0 < uniform_mix <= 1.0:
         raise ValueError(f"uniform_mix must be in (0, 1], got {uniform_mix!r}.")
-    s[~(np.isfinite(s) & (s > 0))] = 0.0
+    clean_scores(s)
     total = s.sum()
     if not (np.isfinite(total) and total > 0):
         s[:] = 1.0 if multiplicity is None else multiplicity
         s /= s.sum()
         return s
-    s *= (1.0 - uniform_mix) / total
-    if multiplicity is None:
-        s += uniform_mix / s.shape[0]
-    else:
-        m = np.asarray(multiplicity, dtype=np.float64)
-        s += (uniform_mix / m.sum()) * m
+    mix_scores(s, total, uniform_mix, s.shape[0], multiplicity)
     s /= s.sum()
     return s
 
 
-def _finish(posterior, scores, uniform_mix):
-    """The probabilities of fresh float64 ``scores`` (overwritten)."""
+def clean_scores(s):
+    """Non-finite or negative scores of ``s`` set to 0, in place; ``s``."""
+    s[~(np.isfinite(s) & (s > 0))] = 0.0
+    return s
+
+
+def mix_scores(s, total, uniform_mix, n_rows, multiplicity=None):
+    """``s (1 - a) / total + a m / sum(m)`` in place (``m`` all ones: ``a / n_rows``); ``s``.
+
+    The mix before the last normalisation, for scores ``s`` that may be one chunk of the rows
+    (``total`` their sum over all rows): rows elsewhere (dask) mix chunk by chunk.
+    """
+    s *= (1.0 - uniform_mix) / total
+    if multiplicity is None:
+        s += uniform_mix / n_rows
+    else:
+        m = np.asarray(multiplicity, dtype=np.float64)
+        s += (uniform_mix / m.sum()) * m
+    return s
+
+
+def scores_to_weights(posterior, scores, uniform_mix):
+    """The probabilities of fresh float64 ``scores`` (overwritten) of ``posterior``'s rows:
+    times the multiplicities, then :func:`mix_uniform`."""
     if posterior.weight is not None:
         scores *= posterior.weight
     return _mix_into(scores, posterior.weight, uniform_mix)
@@ -87,7 +105,7 @@ def gradient_norm_weights(posterior, laplace, uniform_mix=0.1):
         One pass over the rows.
     """
     scores, evals, _ = row_scores(posterior, laplace, "gradient_norm")
-    return _finish(posterior, scores, uniform_mix), evals
+    return scores_to_weights(posterior, scores, uniform_mix), evals
 
 
 def curvature_weights(posterior, laplace, uniform_mix=0.1, rng=None):
@@ -115,7 +133,7 @@ def curvature_weights_and_anchor(posterior, laplace, uniform_mix=0.1, rng=None, 
     control-variate :class:`~skbayes_sg.preprocessing.Anchor` at ``laplace.mode`` from the same
     pass where the model allows it (binary logistic, fixed-noise linear; else None)."""
     scores, evals, found = row_scores(posterior, laplace, "curvature", rng, anchor=anchor)
-    return _finish(posterior, scores, uniform_mix), evals, found
+    return scores_to_weights(posterior, scores, uniform_mix), evals, found
 
 
 def row_scores(posterior, laplace, kind, rng=None, anchor=False):

@@ -276,7 +276,7 @@ def test_the_dask_anchor_comes_from_the_mode_search(client, data, float32):
     # the mode search's last map-reduce pass leaves G and its point: no pass of the anchor's own,
     # G the exact gradient there (oracle: the in-memory posterior's), and the gathered rows'
     # responses evaluated at that point (oracle: model.response there)
-    from skbayes_sg.dask._strategies import _anchor, _terms
+    from skbayes_sg.dask import CarriedResponses
     from skbayes_sg.preprocessing import find_mode
     from skbayes_sg.subsampling._corrections import ControlVariate
 
@@ -287,12 +287,20 @@ def test_the_dask_anchor_comes_from_the_mode_search(client, data, float32):
     dsk = DaskPosterior(model, prior, *_dask(client, X, y))
     res = find_mode(dsk, np.random.default_rng(0), anchor=True)
     mode = res.theta
-    found, evals = _anchor(dsk, type("L", (), {"mode": mode})(), ControlVariate(), res.anchor)
-    terms, anchor = _terms(dsk, found)
-    assert evals == 0 and found is res.anchor and anchor[1] is terms.mode
+    laplace = type("L", (), {"mode": mode})()
+    found, evals = ControlVariate().preprocess(dsk, laplace, res.anchor)
+    terms = ControlVariate().build(dsk, laplace, batch_size=10, data=found)
+    assert evals == 0 and found is res.anchor and terms.responses_at is terms.mode
+    assert isinstance(terms.responses, CarriedResponses) and terms.per_row == 1
     mem = Posterior(model, prior, X, y)
     exact = mem.newton_terms(terms.mode, hessian=False)[1] - prior.grad(terms.mode[None])[0]
     # float32: products rounded in chunks of other sizes (N terms of size ~1, eps 6e-8)
     np.testing.assert_allclose(terms.offset, exact, rtol=1e-10, atol=1e-7 * N if float32 else 0)
+    # without the mode search's anchor: one map-reduce pass for G at the mode, responses left
+    # on the workers (oracle: the in-memory gradient there)
+    again, evals = ControlVariate().preprocess(dsk, laplace)
+    assert evals == N and again.responses is None and again.point is mode
+    exact = mem.newton_terms(mode, hessian=False)[1] - prior.grad(mode[None])[0]
+    np.testing.assert_allclose(again.G, exact, rtol=1e-10, atol=1e-7 * N if float32 else 1e-9)
     H = mem.newton_terms(mode)[2]
     assert (terms.mode - mode) @ H @ (terms.mode - mode) < 1e-6 * model.n_params
