@@ -11,9 +11,9 @@ from ._pilot import GradientNoise, gradient_noise, power_curvature
 from ._compress import Compression, compress
 from ._stratify import RowView, Strata, allocate_batch, group_sums, kmeans_strata, merge_strata
 from ._lipschitz import lipschitz_constants
-from ._weights import (clean_scores, curvature_weights, curvature_weights_and_anchor,
-                       gradient_norm_weights, mix_scores, mix_uniform, row_scores,
-                       score_evals_per_row, scores_to_weights)
+from ._mix import clean_scores, mix_scores, mix_uniform, scores_to_weights
+from ._weights import (curvature_weights, curvature_weights_and_anchor, gradient_norm_weights,
+                       row_scores, score_evals_per_row)
 
 __all__ = [
     "Compression", "DENSE_MAX_PARAMS", "LOWRANK_RANK", "RowView", "Strata", "allocate_batch",

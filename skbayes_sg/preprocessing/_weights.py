@@ -12,10 +12,10 @@ from scipy.linalg import get_blas_funcs
 from ..models import design
 from ..models._sparse import row_dot, row_sq_norms, squared
 from ._anchor import Anchor, store_responses
+from ._mix import scores_to_weights
 
-__all__ = ["clean_scores", "curvature_weights", "curvature_weights_and_anchor",
-           "gradient_norm_weights", "mix_scores", "mix_uniform", "per_row", "row_scores",
-           "row_sq_norms_glm", "score_evals_per_row", "scores_to_weights"]
+__all__ = ["curvature_weights", "curvature_weights_and_anchor", "gradient_norm_weights",
+           "per_row", "row_scores", "row_sq_norms_glm", "score_evals_per_row"]
 
 _MC_DRAWS = 4  # Laplace draws for the Monte-Carlo curvature weights
 
@@ -31,64 +31,6 @@ def per_row(posterior, fn, width):
     for sl in posterior.chunks(width):
         out[sl] = fn(posterior.X[sl], posterior.y[sl])
     return out
-
-
-def mix_uniform(scores, multiplicity=None, uniform_mix=0.1):
-    """Probabilities ``p_i = (1 - a) s_i / sum(s) + a m_i / sum(m)``.
-
-    Mixing with the uniform distribution over the data points (``m_i`` the row multiplicities, 1 by
-    default) floors every ``p_i`` at ``a m_i / N > 0``: a zero weight would bias the estimator
-    (methods.md §5).  Non-finite or negative scores count as 0; all-zero scores give uniform.
-    """
-    return _mix_into(np.array(scores, dtype=np.float64), multiplicity, uniform_mix)
-
-
-def _mix_into(s, multiplicity, uniform_mix):
-    """:func:`mix_uniform` written into the float64 scores ``s``.
-
-    One array of ``N`` floats in all (a fresh one costs its page faults, which on large data
-    outweigh the arithmetic).
-    """
-    if not 0.0 < uniform_mix <= 1.0:
-        raise ValueError(f"uniform_mix must be in (0, 1], got {uniform_mix!r}.")
-    clean_scores(s)
-    total = s.sum()
-    if not (np.isfinite(total) and total > 0):
-        s[:] = 1.0 if multiplicity is None else multiplicity
-        s /= s.sum()
-        return s
-    mix_scores(s, total, uniform_mix, s.shape[0], multiplicity)
-    s /= s.sum()
-    return s
-
-
-def clean_scores(s):
-    """Non-finite or negative scores of ``s`` set to 0, in place; ``s``."""
-    s[~(np.isfinite(s) & (s > 0))] = 0.0
-    return s
-
-
-def mix_scores(s, total, uniform_mix, n_rows, multiplicity=None):
-    """``s (1 - a) / total + a m / sum(m)`` in place (``m`` all ones: ``a / n_rows``); ``s``.
-
-    The mix before the last normalisation, for scores ``s`` that may be one chunk of the rows
-    (``total`` their sum over all rows): rows elsewhere (dask) mix chunk by chunk.
-    """
-    s *= (1.0 - uniform_mix) / total
-    if multiplicity is None:
-        s += uniform_mix / n_rows
-    else:
-        m = np.asarray(multiplicity, dtype=np.float64)
-        s += (uniform_mix / m.sum()) * m
-    return s
-
-
-def scores_to_weights(posterior, scores, uniform_mix):
-    """The probabilities of fresh float64 ``scores`` (overwritten) of ``posterior``'s rows:
-    times the multiplicities, then :func:`mix_uniform`."""
-    if posterior.weight is not None:
-        scores *= posterior.weight
-    return _mix_into(scores, posterior.weight, uniform_mix)
 
 
 def gradient_norm_weights(posterior, laplace, uniform_mix=0.1):
