@@ -126,7 +126,7 @@ def _encode(est, X, y):
 
 
 def fit_data(est, X, y, sample_weight=None):
-    """Validated dask inputs of ``fit``: ``(X, y_enc, n_outputs)``.
+    """Validated dask inputs of ``fit``: ``(X, y_enc, n_outputs, None)`` (no row weights).
 
     Raises a ValueError for row weights (``sample_weight``, ``class_weight``), which dask input
     does not support yet.
@@ -136,7 +136,7 @@ def fit_data(est, X, y, sample_weight=None):
                          "fit without them, or on in-memory data.")
     X = _features(est, X, reset=True)
     y_enc, n_outputs = _encode(est, X, _targets(y, X.chunks[0]))
-    return X, y_enc, n_outputs
+    return X, y_enc, n_outputs, None
 
 
 def _call(block, est, name, columns, args, kwargs):
@@ -155,7 +155,10 @@ def _apply(block, est, name, columns, args, kwargs):
 
 
 def predict_blockwise(est, name, X, *args, **kwargs):
-    """``est.<name>(X)`` on a dask X, as a dask array (a tuple of them for tuple outputs)."""
+    """``est.<name>(X)`` on a dask X, as a dask array (a tuple of them for tuple outputs).
+
+    Each chunk calls the public method on its in-memory rows (which the estimators route to
+    their in-memory prediction)."""
     columns = list(X.columns) if hasattr(X, "columns") else None
     X = _features(est, X, reset=False)
     probe = _call(np.zeros((1, X.shape[1]), dtype=X.dtype), est, name, columns, args, kwargs)

@@ -24,12 +24,13 @@ class WeightTargets(UniformIndex):
     :class:`~skbayes_sg.subsampling.WeightedIndex` draws ``u`` uniform of shape ``(n_steps, b)``
     per chain and takes the first row whose cumulative weight exceeds ``u * total``; here the
     same ``u`` are drawn and the rows are resolved where the weights live (the gather).
-    ``weight = inv_p / b`` and ``scale = 1``, as there.
+    ``weight = inv_p / b`` and ``scale = 1``, as there.  ``source`` is the
+    :class:`~skbayes_sg.dask.RowSource` that holds the weights (``RowSource.with_weights``).
     """
 
-    def __init__(self, n_rows, batch_size, total):
+    def __init__(self, n_rows, batch_size, total, source=None):
         super().__init__(n_rows, batch_size)
-        self.scale, self.total = 1.0, float(total)
+        self.scale, self.total, self.source = 1.0, float(total), source
 
     def chain_block(self, rng, n_steps):
         return rng.random((n_steps, self.b)) * self.total

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..models import GaussianPrior, Posterior
 from ._gather import Batch, RowSource
+from ._rows import DaskRows
 from ._runner import Runner, distributed_client
 
 __all__ = ["DaskPosterior"]
@@ -71,6 +72,10 @@ class DaskPosterior(Posterior):
             object.__setattr__(self, "_source", RowSource(self.X, self.y, self.address))
         return self.__dict__["_source"]
 
+    def row_source(self, in_memory):
+        """:class:`~skbayes_sg.dask.DaskRows` (``in_memory`` is not for these rows)."""
+        return DaskRows(self)
+
     def __getstate__(self):
         state = dict(self.__dict__)
         state.pop("_source", None)
@@ -111,8 +116,8 @@ class DaskPosterior(Posterior):
         return self._map_reduce("newton_terms", theta1, *args, **kwargs)
 
     def response_buffer(self):
-        """None: the rows' responses stay on the workers (the dask strategies evaluate them with
-        the gathered minibatch rows, :mod:`._strategies`)."""
+        """None: the rows' responses stay on the workers (the gathers evaluate them with the
+        minibatch rows, :class:`~skbayes_sg.dask.DaskRows`)."""
         return None
 
     def start(self):

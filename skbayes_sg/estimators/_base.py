@@ -6,21 +6,19 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils import assert_all_finite
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from ..diagnostics import assess
 from ..fitting import DEFAULT_CONFIG, STARTS, FitSettings, check_settings, fit_posterior
-from ..models import GaussianPrior, Posterior
-from ..models._finite import peak_abs
+from ..models import GaussianPrior
 from ..samplers import SAMPLERS, BaseSampler
 from ..subsampling import SUBSAMPLING, BaseStrategy
 from ..utils import ApproximationWarning, make_rng, make_streams, warn_user
-from ..utils import check_weight_total, check_X_scale
-from ._dask_hooks import DASK_METHODS, dask_backend, dask_dispatch
+from ..utils import check_weight_total
 from ._diagnostics import _DiagnosticsMixin
 from ._progress import make_progress
 from ._report import _ReportMixin
+from ._rows import rows_for
 
 __all__ = ["_BaseSGMCMC", "_store_params"]
 
@@ -82,14 +80,6 @@ class _BaseSGMCMC(_DiagnosticsMixin, _ReportMixin, BaseEstimator):
     _sparse = "csr"  # sparse X accepted (converted to CSR once); False for the MLP
     _is_classifier = False
 
-    def __init_subclass__(cls, **kwargs):
-        """Predict methods take dask input too (:func:`._dask_hooks.dask_dispatch`)."""
-        super().__init_subclass__(**kwargs)
-        for name in DASK_METHODS:
-            method = getattr(cls, name, None)
-            if method is not None and not getattr(method, "_dask_dispatch", False):
-                setattr(cls, name, dask_dispatch(method))
-
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Find the mode, preprocess, and draw posterior samples.
@@ -128,13 +118,13 @@ class _BaseSGMCMC(_DiagnosticsMixin, _ReportMixin, BaseEstimator):
 
     def _fit(self, X, y, sample_weight):
         """:meth:`fit` on this (unfitted) copy: validate, run the engine, store the results."""
-        backend, X, y_enc, n_outputs, weight = self._fit_inputs(X, y, sample_weight)
-        settings = self._fit_settings(backend)
-        check_settings(settings, X)
+        rows = rows_for(X)  # where the rows live: validation, posterior, row source
+        X, y_enc, n_outputs, weight = rows.fit_data(self, X, y, sample_weight)
+        settings = self._fit_settings()
+        check_settings(settings, X, rows.source)
         model = self._make_model(X.shape[1], n_outputs)
         prior = self._make_prior(model, y_enc)
-        posterior = (Posterior(model, prior, X, y_enc, weight) if backend is None
-                     else backend.DaskPosterior(model, prior, X, y_enc))
+        posterior = rows.posterior(model, prior, X, y_enc, weight)
         progress = make_progress(self.verbose)
         result = fit_posterior(posterior, settings, make_streams(self.random_state, self.n_chains),
                                self._judge(posterior), progress=progress)
@@ -149,7 +139,7 @@ class _BaseSGMCMC(_DiagnosticsMixin, _ReportMixin, BaseEstimator):
         if progress is not None:
             progress.finished(self.diagnostics_)
 
-    def _fit_settings(self, backend):
+    def _fit_settings(self):
         """The :class:`~skbayes_sg.fitting.FitSettings` of this estimator's parameters."""
         return FitSettings(
             sampler=self.sampler, subsampling=self.subsampling, batch_size=self.batch_size,
@@ -158,35 +148,14 @@ class _BaseSGMCMC(_DiagnosticsMixin, _ReportMixin, BaseEstimator):
             thin=self.thin, n_jobs=self.n_jobs, max_doublings=self.max_doublings,
             init=self.init, dispersion=self._init_dispersion, auto_sampler=self._auto_sampler,
             auto_subsampling=self._auto_subsampling,
-            cheap_subsampling=self._cheap_subsampling,
-            adapt_strategy=None if backend is None else backend.dask_strategy,
-            config=self._fit_config)
+            cheap_subsampling=self._cheap_subsampling, config=self._fit_config)
 
-    def _fit_inputs(self, X, y, sample_weight):
-        """``(backend, X, y_enc, n_outputs, weight)``: validated data (dask: lazily, on the
-        cluster), encoded targets and the row weights (rows of weight zero dropped, None when
-        the rest are all ones: the same fit as without those rows)."""
-        backend = dask_backend(X)
-        if backend is not None:
-            (X, y_enc, n_outputs), weight = backend.fit_data(self, X, y, sample_weight), None
-            return backend, X, y_enc, n_outputs, weight
-        X, y = validate_data(self, X, y, accept_sparse=self._sparse, order="C",
-                             dtype=[np.float64, np.float32], y_numeric=not self._is_classifier,
-                             ensure_all_finite=False)
-        peak = peak_abs(X)  # one pass: the finiteness check and the scale check below
-        if not np.isfinite(peak):
-            assert_all_finite(X, input_name="X", estimator_name=type(self).__name__)
-        weight = self._row_weights(X, y, sample_weight)
-        y_enc, n_outputs = self._encode_targets(y, weight)
-        if weight is not None and np.any(weight == 0):  # rows that contribute nothing
-            keep = weight > 0
-            X, y_enc, weight = X[keep], y_enc[keep], weight[keep]
-            peak = peak_abs(X)
-        total = X.shape[0] if weight is None else weight.sum()
-        check_X_scale(peak, X.dtype, total, *self._curvature_factor(y_enc, total, X.dtype))
-        if weight is not None and np.all(weight == 1.0):
-            weight = None
-        return None, X, y_enc, n_outputs, weight
+    def _predict_on_rows(self, name, X, *args, **kwargs):
+        """``name``'s prediction where ``X``'s rows live: the in-memory ``_<name>`` for arrays,
+        a dask array computed blockwise for a dask collection (:func:`._rows.rows_for`).  Every
+        public predict method goes through here."""
+        check_is_fitted(self)
+        return rows_for(X).predict(self, name, X, *args, **kwargs)
 
     def _row_weights(self, X, y, sample_weight):
         """Row multiplicities of the posterior: ``sample_weight`` (None when all ones; its sum

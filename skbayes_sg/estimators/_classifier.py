@@ -7,7 +7,6 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils import assert_all_finite
-from sklearn.utils.validation import check_is_fitted
 
 from ..models._finite import overflow_free_limit, peak_abs, shrink_rows
 from ..utils import check_class_weight, check_weight_total
@@ -108,7 +107,10 @@ class _ClassifierMixin:
             X's float dtype (float32 for float32 X, as scikit-learn's ``LogisticRegression``;
             float64 otherwise).  Deterministic: the draws are evenly spaced over the stored ones.
         """
-        check_is_fitted(self)
+        return self._predict_on_rows("predict_proba", X)
+
+    def _predict_proba(self, X):
+        """In-memory :meth:`predict_proba`."""
         X = self._validate_X_predict(X, ensure_all_finite=False)
         peak = peak_abs(X)  # one pass: finiteness and the overflow check below
         if not np.isfinite(peak):
@@ -121,11 +123,17 @@ class _ClassifierMixin:
     def predict_log_proba(self, X):
         """Log of :meth:`predict_proba` (floored at the smallest positive float of its dtype;
         X's float dtype, as :meth:`predict_proba`)."""
-        check_is_fitted(self)
+        return self._predict_on_rows("predict_log_proba", X)
+
+    def _predict_log_proba(self, X):
+        """In-memory :meth:`predict_log_proba`."""
         proba = self.predict_proba(X)
         return np.log(np.maximum(proba, np.finfo(proba.dtype).tiny))
 
     def predict(self, X):
         """Class with the largest posterior-predictive probability."""
-        check_is_fitted(self)
+        return self._predict_on_rows("predict", X)
+
+    def _predict(self, X):
+        """In-memory :meth:`predict`."""
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]

@@ -5,7 +5,6 @@ from numbers import Real
 import numpy as np
 from sklearn.base import RegressorMixin
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted
 
 from ..models import GaussianLinearModel, GaussianPrior, design
 from ..models._finite import ray_outputs
@@ -192,7 +191,10 @@ class BayesianLinearRegression(_NormalizeYMixin, RegressorMixin, _BaseSGMCMC):
         ``x1 C x1'`` (the same number, without a ``d x d`` matrix).  A row whose prediction
         passes float64's range (values near 1e308 in ``x``) gives ``+-inf``, never NaN.
         """
-        check_is_fitted(self)
+        return self._predict_on_rows("predict", X, return_std=return_std)
+
+    def _predict(self, X, return_std=False):
+        """In-memory :meth:`predict`."""
         X = self._validate_X_predict(X)
         draws = self._pooled_draws()
         lin = draws[:, :self.model_.n_features + self.fit_intercept]  # [w, b] of each draw

@@ -2,7 +2,6 @@
 
 import numpy as np
 from sklearn.base import ClassifierMixin
-from sklearn.utils.validation import check_is_fitted
 
 from ..diagnostics import assess
 from ..models import LogisticModel
@@ -164,7 +163,10 @@ class BayesianLogisticRegression(_ClassifierMixin, ClassifierMixin, _BaseSGMCMC)
             score is that of the point prediction at the posterior mean, which can differ
             from :meth:`predict` (the posterior-predictive average) near the boundary.
         """
-        check_is_fitted(self)
+        return self._predict_on_rows("decision_function", X)
+
+    def _decision_function(self, X):
+        """In-memory :meth:`decision_function`."""
         X = self._validate_X_predict(X)
         scores = np.asarray(X @ self.coef_.T + self.intercept_)
         bad = ~np.isfinite(scores).all(axis=1)

@@ -2,7 +2,6 @@
 
 import numpy as np
 from sklearn.base import RegressorMixin
-from sklearn.utils.validation import check_is_fitted
 
 from ..models import MLPRegressionModel
 from ..utils import row_chunks
@@ -147,7 +146,10 @@ class BayesianMLPRegressor(_MLPMixin, _NormalizeYMixin, RegressorMixin, _BaseSGM
         y_mean : ndarray of shape (n_samples,)
         y_std : ndarray of shape (n_samples,), only if ``return_std``
         """
-        check_is_fitted(self)
+        return self._predict_on_rows("predict", X, return_std=return_std)
+
+    def _predict(self, X, return_std=False):
+        """In-memory :meth:`predict`."""
         X = self._validate_X_predict(X)
         draws = self._prediction_draws(self.n_predict_draws)
         mean, var = np.empty(X.shape[0]), np.empty(X.shape[0])

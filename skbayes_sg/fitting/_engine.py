@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..subsampling import InMemoryRows
 from ..utils import ApproximationWarning, warn_user
 from ._extend import extend_until_converged
 from ._compat import check_combination
@@ -52,16 +53,16 @@ class FitResult:
         return float(sum(self.phases[k][0] for k in self.plan.phases))
 
 
-def check_settings(settings, X):
-    """Validate the sampler and strategy of ``settings`` against each other and ``X`` (before
-    any pass over the data)."""
-    sampler, strategy, alternative = candidates(settings, adapt=False)
+def check_settings(settings, X, rows=InMemoryRows):
+    """Validate the sampler and strategy of ``settings`` against each other, ``X`` and the kind
+    of row source ``rows`` holds them (a class, :mod:`~skbayes_sg.subsampling._rows`), before
+    any pass over the data."""
+    sampler, strategy, alternative = candidates(settings)
     strategy.check_data(X)
+    check_combination(sampler, strategy, rows)
     if alternative is not None:
         alternative.check_data(X)
-    check_combination(sampler, strategy)
-    if settings.adapt_strategy is not None:
-        candidates(settings)  # the adapted strategies refuse what cannot run there
+        check_combination(sampler, alternative, rows)
 
 
 def fit_posterior(posterior, settings, streams, judge, *, progress=None):

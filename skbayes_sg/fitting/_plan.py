@@ -37,8 +37,7 @@ class FitSettings:
 
     ``auto_sampler``, ``auto_subsampling`` and ``cheap_subsampling`` say what ``"auto"`` means
     for the estimator (``cheap_subsampling``: the alternative of ``subsampling="auto"``, or
-    None); ``dispersion`` scales the Laplace draws the chains start from;
-    ``adapt_strategy`` (or None) adapts a strategy to where the rows live (dask).
+    None); ``dispersion`` scales the Laplace draws the chains start from.
     """
 
     sampler: object
@@ -57,7 +56,6 @@ class FitSettings:
     auto_sampler: str = "sghmc"
     auto_subsampling: str = "preferential_cv"
     cheap_subsampling: str = "control_variates"
-    adapt_strategy: object = None
     config: FitConfig = DEFAULT_CONFIG
 
     @property
@@ -71,9 +69,8 @@ def resolve(value, registry):
     return registry[value]() if isinstance(value, str) else clone(value, safe=False)
 
 
-def candidates(settings, adapt=True):
-    """``(sampler, strategy, alternative or None)``: fresh objects, validated, and with
-    ``adapt`` the strategies adapted to where the rows live (``settings.adapt_strategy``)."""
+def candidates(settings):
+    """``(sampler, strategy, alternative or None)``: fresh objects, validated."""
     sampler = resolve(settings.auto_sampler if settings.sampler == "auto" else settings.sampler,
                       SAMPLERS)
     auto_sub = settings.subsampling == "auto"
@@ -83,9 +80,6 @@ def candidates(settings, adapt=True):
                    if auto_sub and settings.cheap_subsampling else None)
     sampler.validate()
     strategy.validate()
-    if adapt and settings.adapt_strategy is not None:
-        strategy = settings.adapt_strategy(strategy)
-        alternative = None if alternative is None else settings.adapt_strategy(alternative)
     return sampler, strategy, alternative
 
 

@@ -54,6 +54,12 @@ class Posterior:
         """``N = sum_i m_i`` (the data size of the papers)."""
         return float(self.n_rows if self.weight is None else self.weight.sum())
 
+    def row_source(self, in_memory):
+        """The row source of these rows (:mod:`skbayes_sg.subsampling._rows`): ``in_memory(self)``,
+        the one offered for rows in this process.  A posterior whose rows live elsewhere (dask)
+        returns its own instead."""
+        return in_memory(self)
+
     def rows_weight(self, idx):
         """Multiplicities of the rows ``idx`` (None when unweighted)."""
         return None if self.weight is None else self.weight[idx]

@@ -12,8 +12,9 @@ from ._pilot import GradientNoise, gradient_noise, power_curvature
 from ._compress import Compression, compress
 from ._stratify import RowView, Strata, allocate_batch, group_sums, kmeans_strata, merge_strata
 from ._lipschitz import lipschitz_constants
+from ._mix import clean_scores, mix_scores, mix_uniform, scores_to_weights
 from ._weights import (curvature_weights, curvature_weights_and_anchor, gradient_norm_weights,
-                       mix_uniform, row_scores, score_evals_per_row)
+                       row_scores, score_evals_per_row)
 
 __all__ = [
     "Compression", "DEFAULT_MODE_CONFIG", "DENSE_MAX_PARAMS", "ModeConfig",
@@ -25,5 +26,5 @@ __all__ = [
     "power_curvature", "whitened_curvature", "curvature_weights", "gradient_norm_weights",
     "lipschitz_constants", "mix_uniform", "subsample_hessian", "Anchor", "anchor_at",
     "anchor_terms", "curvature_weights_and_anchor", "FeatureGram", "row_scores",
-    "score_evals_per_row",
+    "score_evals_per_row", "clean_scores", "mix_scores", "scores_to_weights",
 ]

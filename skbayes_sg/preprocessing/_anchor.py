@@ -48,16 +48,18 @@ def anchor_terms(posterior, mode):
 
     One pass in row chunks (``model.anchor_terms``: the binary logistic and fixed-noise linear
     models read a float32 chunk in float32, fused like the mode search's passes, and the others
-    cast a chunk at a time).  The responses are None for other models, and stored in the
-    precision of the minibatch arithmetic (float32 for float32 ``X``).
+    cast a chunk at a time).  The responses are stored in the precision of the minibatch
+    arithmetic (float32 for float32 ``X``), in the posterior's :meth:`response_buffer`; where it
+    has none (a model other than a GLM, or rows whose responses stay where they live: dask), they
+    are None and ``G`` is a :meth:`row_sum`.
     """
-    model = posterior.model
-    if not model.is_glm:
+    model, responses = posterior.model, posterior.response_buffer()
+    if responses is None:
         return posterior.row_sum(model.grad_sum, mode[None, :])[0], None
-    G, responses = np.zeros(model.n_params), None
+    G = np.zeros(model.n_params)
     for sl in posterior.chunks():
         g, r = model.anchor_terms(mode, posterior.X[sl], posterior.y[sl],
                                   posterior.rows_weight(sl))
         G += g
-        responses = store_responses(posterior, sl, r, responses)
+        store_responses(posterior, sl, r, responses)
     return G, responses

@@ -14,9 +14,10 @@ from scipy.linalg import get_blas_funcs
 from ..models import design
 from ..models._sparse import row_dot, row_sq_norms, squared
 from ._anchor import Anchor, store_responses
+from ._mix import scores_to_weights
 
 __all__ = ["curvature_weights", "curvature_weights_and_anchor", "gradient_norm_weights",
-           "mix_uniform", "per_row", "row_scores", "row_sq_norms_glm", "score_evals_per_row"]
+           "per_row", "row_scores", "row_sq_norms_glm", "score_evals_per_row"]
 
 _MC_DRAWS = 4  # Laplace draws for the Monte-Carlo curvature weights
 
@@ -34,47 +35,6 @@ def per_row(posterior, fn, width):
     return out
 
 
-def mix_uniform(scores, multiplicity=None, uniform_mix=0.1):
-    """Probabilities ``p_i = (1 - a) s_i / sum(s) + a m_i / sum(m)``.
-
-    Mixing with the uniform distribution over the data points (``m_i`` the row multiplicities, 1 by
-    default) floors every ``p_i`` at ``a m_i / N > 0``: a zero weight would bias the estimator
-    (methods.md §5).  Non-finite or negative scores count as 0; all-zero scores give uniform.
-    """
-    return _mix_into(np.array(scores, dtype=np.float64), multiplicity, uniform_mix)
-
-
-def _mix_into(s, multiplicity, uniform_mix):
-    """:func:`mix_uniform` written into the float64 scores ``s``.
-
-    One array of ``N`` floats in all (a fresh one costs its page faults, which on large data
-    outweigh the arithmetic).
-    """
-    if not 0.0 < uniform_mix <= 1.0:
-        raise ValueError(f"uniform_mix must be in (0, 1], got {uniform_mix!r}.")
-    s[~(np.isfinite(s) & (s > 0))] = 0.0
-    total = s.sum()
-    if not (np.isfinite(total) and total > 0):
-        s[:] = 1.0 if multiplicity is None else multiplicity
-        s /= s.sum()
-        return s
-    s *= (1.0 - uniform_mix) / total
-    if multiplicity is None:
-        s += uniform_mix / s.shape[0]
-    else:
-        m = np.asarray(multiplicity, dtype=np.float64)
-        s += (uniform_mix / m.sum()) * m
-    s /= s.sum()
-    return s
-
-
-def _finish(posterior, scores, uniform_mix):
-    """The probabilities of fresh float64 ``scores`` (overwritten)."""
-    if posterior.weight is not None:
-        scores *= posterior.weight
-    return _mix_into(scores, posterior.weight, uniform_mix)
-
-
 def gradient_norm_weights(posterior, laplace, uniform_mix=0.1):
     """``p_i ∝ m_i ||∇f_i(theta_hat)||`` mixed with uniform (seed 004 eq. 11).
 
@@ -89,7 +49,7 @@ def gradient_norm_weights(posterior, laplace, uniform_mix=0.1):
         One pass over the rows.
     """
     scores, evals, _ = row_scores(posterior, laplace, "gradient_norm")
-    return _finish(posterior, scores, uniform_mix), evals
+    return scores_to_weights(posterior, scores, uniform_mix), evals
 
 
 def curvature_weights(posterior, laplace, uniform_mix=0.1, rng=None):
@@ -117,7 +77,7 @@ def curvature_weights_and_anchor(posterior, laplace, uniform_mix=0.1, rng=None, 
     control-variate :class:`~skbayes_sg.preprocessing.Anchor` at ``laplace.mode`` from the same
     pass where the model allows it (binary logistic, fixed-noise linear; else None)."""
     scores, evals, found = row_scores(posterior, laplace, "curvature", rng, anchor=anchor)
-    return _finish(posterior, scores, uniform_mix), evals, found
+    return scores_to_weights(posterior, scores, uniform_mix), evals, found
 
 
 def row_scores(posterior, laplace, kind, rng=None, anchor=False):

@@ -15,6 +15,7 @@ from ._estimator import ExactGradient, GradientEstimator
 from ._ewsg import EWSG
 from ._index import AllRows, BlockIndex, UniformIndex
 from ._preferential import Preferential, PreferentialCV, WeightedIndex
+from ._rows import ROW_NEEDS, InMemoryRows, rows_of
 from ._stratified import Stratified, StratifiedIndex
 from ._svrg import SVRGAnchor
 from ._uniform import SVRG, ControlVariates, Full, Uniform
@@ -31,5 +32,6 @@ __all__ = [
     "ControlVariates", "EWSG", "Full", "Preferential", "PreferentialCV", "SVRG", "Stratified",
     "Uniform", "BaseCorrection", "ControlVariate", "PlainCorrection", "SVRGAnchor",
     "AdaptiveSizeIndex", "AllRows", "BlockIndex", "StratifiedIndex", "UniformIndex",
-    "WeightedIndex", "ExactGradient", "GradientEstimator",
+    "WeightedIndex", "ExactGradient", "GradientEstimator", "ROW_NEEDS", "InMemoryRows",
+    "rows_of",
 ]

@@ -117,6 +117,7 @@ class Adaptive(PreferentialCV):
     """
 
     name = "adaptive"
+    needs_rows = frozenset({"per_step"})  # each chain's size from its position
 
     def __init__(self, uniform_mix=0.1, n_min=1, n_max=None, V0=None, n_pilot=1000):
         self.uniform_mix = uniform_mix

@@ -32,6 +32,7 @@ from ..utils import ParamsMixin
 from ._corrections import BaseCorrection, ControlVariate, PlainCorrection
 from ._estimator import GradientEstimator
 from ._index import BlockIndex
+from ._rows import rows_of
 from ._svrg import SVRGAnchor
 
 __all__ = ["CORRECTIONS", "CORRECTION_CONSTRAINT", "SPARSE_ALTERNATIVES", "BaseStrategy",
@@ -102,12 +103,15 @@ class BaseStrategy(ParamsMixin):
     gradient (the only kind HMC accepts); ``n_candidates`` how many candidate gradients a step
     offers the sampler to pick among (EWSG; above 1 only samplers with ``couples_index`` can);
     ``supports_sparse`` whether ``build`` accepts sparse ``X`` (:meth:`check_data` raises before
-    any pass over the data if not).
+    any pass over the data if not); ``needs_rows`` what it needs of the row source beyond
+    gathers (:mod:`~skbayes_sg.subsampling._rows`: ``"whole"``, ``"per_step"``), which
+    :meth:`row_needs` completes.
     """
 
     name = None
     exact = False
     supports_sparse = True
+    needs_rows = frozenset()
 
     def check_data(self, X):
         """Raise a ValueError if this strategy cannot use ``X`` (sparse without support)."""
@@ -139,6 +143,11 @@ class BaseStrategy(ParamsMixin):
         """:meth:`preprocess`, then :meth:`estimator`: a gradient estimator in one call."""
         data = self.preprocess(posterior, laplace, rng=rng, anchor=anchor)
         return self.estimator(data, batch_size=batch_size)
+
+    def row_needs(self):
+        """What this strategy, as parameterised, needs of the row source (a frozenset of
+        capabilities, :mod:`~skbayes_sg.subsampling._rows`)."""
+        return self.needs_rows
 
     def max_batch_size(self, n_rows):
         """Largest minibatch ``batch_size="auto"`` may give this strategy (default ``n_rows``)."""
@@ -189,6 +198,11 @@ class IndexedStrategy(BaseStrategy):
     def max_batch_size(self, n_rows):
         return self._correction().max_batch_size(n_rows)
 
+    def row_needs(self):
+        """The index's needs, the correction's, and ``"shared"`` with ``shared_minibatch``."""
+        shared = frozenset({"shared"}) if self.shared_minibatch else frozenset()
+        return self.needs_rows | self._correction().needs_rows | shared
+
     def preprocess(self, posterior, laplace, *, rng, anchor=None):
         """The correction's data (control variates: their anchor, ``anchor`` if given)."""
         terms, evals = self._correction().preprocess(posterior, laplace, anchor)
@@ -204,6 +218,7 @@ class IndexedStrategy(BaseStrategy):
             index.shared = True
         terms = correction.build(data.posterior, data.laplace, batch_size=index.b,
                                  data=data.terms)
+        index = rows_of(data.posterior).gather(index, terms.responses_at)
         options = {**data.estimator_kwargs(), **kwargs}
         if shared and not correction.uses_anchor:
             options["warnings"] = (*options["warnings"], _SHARED_PLAIN)

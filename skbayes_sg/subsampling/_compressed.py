@@ -108,6 +108,7 @@ class Compressed(BaseStrategy):
 
     name = "compressed"
     supports_sparse = False
+    needs_rows = frozenset({"whole"})  # k-means on the rows
 
     def __init__(self, radius=None, target_ratio=0.1, n_refine=1, clustering="bisect",
                  inner="full"):

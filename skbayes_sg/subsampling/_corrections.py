@@ -19,6 +19,7 @@ import numpy as np
 
 from ..preprocessing import anchor_at
 from ..utils import ParamsMixin
+from ._rows import rows_of
 
 __all__ = ["BaseCorrection", "ControlVariate", "MinibatchSum", "ModeAnchor", "PlainCorrection",
            "grad_difference"]
@@ -52,6 +53,7 @@ class MinibatchSum:
 
     per_row = 1
     offset = None
+    responses_at = None  # where the row source evaluates gathered rows' anchor responses
 
     def __init__(self, model):
         self.model, self.outputs, self.preprocessing_evals = model, {}, 0
@@ -85,12 +87,15 @@ class ModeAnchor(MinibatchSum):
     step); other models recompute the minibatch's anchor gradients (two).
     ``theta_hat`` is where the :class:`~skbayes_sg.preprocessing.Anchor` was computed: the mode,
     or the mode search's last iterate (within its tolerance of the mode) when that pass computed
-    it.  Its cost was counted by whoever computed it.
+    it.  Its cost was counted by whoever computed it.  The row source says how the responses
+    come (:meth:`~skbayes_sg.subsampling.InMemoryRows.responses`): stored, or evaluated with
+    the gathered rows at ``responses_at`` (dask).
     """
 
     def __init__(self, posterior, anchor):
         super().__init__(posterior.model)
-        self.offset, self.responses, self.mode = anchor
+        self.offset, _, self.mode = anchor
+        self.responses, self.responses_at = rows_of(posterior).responses(anchor)
         self.per_row = 1 if self.responses is not None else 2
 
     def difference(self, theta, Xb, yb, w, idx, state, chains):
@@ -103,12 +108,14 @@ class BaseCorrection(ParamsMixin):
 
     ``uses_anchor`` says whether the minibatch sums gradient *differences*
     (then preference weights follow the curvature, not the gradient norm);
-    ``at_mode`` whether the anchor is the mode's (the mode search can then compute it).
+    ``at_mode`` whether the anchor is the mode's (the mode search can then compute it);
+    ``needs_rows`` what it needs of the row source (:mod:`~skbayes_sg.subsampling._rows`).
     """
 
     name = None
     uses_anchor = True
     at_mode = False
+    needs_rows = frozenset()
 
     def max_batch_size(self, n_rows):
         """Largest minibatch this correction allows (default ``n_rows``)."""

@@ -30,6 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..models import minibatch_dtype
+from ._rows import rows_of
 
 __all__ = ["ExactGradient", "GradientEstimator", "minibatch_dtype"]
 
@@ -113,7 +114,7 @@ class GradientEstimator(_Estimator):
         self.shared_minibatch = bool(getattr(index, "shared", False))
         self.evals_per_step = self.n_candidates * terms.evals_per_step(
             index.b if rows_per_step is None else rows_per_step)
-        self.compute_dtype = minibatch_dtype(posterior.X)
+        self.compute_dtype = rows_of(posterior).compute_dtype
         X = posterior.X
         wide = posterior.model.is_glm and not sp.issparse(X)
         self._row_bytes = X.shape[1] * X.dtype.itemsize if wide else None

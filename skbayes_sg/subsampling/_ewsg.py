@@ -45,6 +45,7 @@ class EWSG(Uniform):
     """
 
     name = "ewsg"
+    needs_rows = frozenset({"per_step"})  # candidates picked by the sampler
 
     def __init__(self, n_index_steps=2):
         self.n_index_steps = n_index_steps

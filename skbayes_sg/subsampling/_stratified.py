@@ -126,6 +126,7 @@ class Stratified(IndexedStrategy):
 
     name = "stratified"
     supports_sparse = False
+    needs_rows = frozenset({"whole"})  # k-means on the rows
 
     _parameter_constraints = {
         "n_clusters": [Interval(Integral, 1, None, closed="left")],

@@ -126,6 +126,7 @@ class SVRGAnchor(BaseCorrection):
     """
 
     name = "svrg"
+    needs_rows = frozenset({"per_step"})  # anchors refreshed on each chain's own rows
 
     def __init__(self, n1=None, update_every=None):
         self.n1 = n1

@@ -20,9 +20,12 @@ distributed = pytest.importorskip("distributed")
 from skbayes_sg.fitting import FitConfig
 from skbayes_sg import (BayesianLinearRegression, BayesianLogisticRegression,  # noqa: E402
                         BayesianMLPClassifier)
-from skbayes_sg.dask import DaskIndex, DaskPosterior, RowSource, WeightTargets  # noqa: E402
+from skbayes_sg.dask import (CarriedResponses, DaskIndex, DaskPosterior, RowSource,  # noqa: E402
+                             WeightTargets)
 from skbayes_sg.models import GaussianPrior, LogisticModel, Posterior  # noqa: E402
-from skbayes_sg.subsampling import ControlVariates, UniformIndex, WeightedIndex  # noqa: E402
+from skbayes_sg.preprocessing import find_mode  # noqa: E402
+from skbayes_sg.subsampling import (ControlVariate, ControlVariates, UniformIndex,  # noqa: E402
+                                    WeightedIndex)
 
 N, D, CHUNK = 12_000, 4, 2_500  # five chunks, the last one short
 FIT = dict(random_state=0, n_warmup=200, n_draws=300)
@@ -273,26 +276,25 @@ def test_auto_subsampling_switches_on_dask_as_in_memory(client, data):
 
 @pytest.mark.parametrize("float32", [False, True])
 def test_the_dask_anchor_comes_from_the_mode_search(client, data, float32):
-    # the mode search's last map-reduce pass leaves G and its point: no pass of the anchor's own,
-    # G the exact gradient there (oracle: the in-memory posterior's), and the gathered rows'
-    # responses evaluated at that point (oracle: model.response there)
-    from skbayes_sg.dask._strategies import _anchor, _terms
-    from skbayes_sg.preprocessing import find_mode
-    from skbayes_sg.subsampling._corrections import ControlVariate
-
+    # the mode search's last map-reduce pass leaves G and its point (no pass of the anchor's own),
+    # G the exact gradient there (oracle: in memory), responses evaluated with the gathered rows
     X, y = data[0], np.where(data[1] == 1, 1.0, -1.0)
-    X = X.astype(np.float32) if float32 else X
-    model = LogisticModel(D, 2)
+    X, model = (X.astype(np.float32) if float32 else X), LogisticModel(D, 2)
     prior = GaussianPrior(model.prior_precision(1.0))
     dsk = DaskPosterior(model, prior, *_dask(client, X, y))
     res = find_mode(dsk, np.random.default_rng(0), anchor=True)
-    mode = res.theta
-    found, evals = _anchor(dsk, type("L", (), {"mode": mode})(), ControlVariate(), res.anchor)
-    terms, anchor = _terms(dsk, found)
-    assert evals == 0 and found is res.anchor and anchor[1] is terms.mode
-    mem = Posterior(model, prior, X, y)
-    exact = mem.newton_terms(terms.mode, hessian=False)[1] - prior.grad(terms.mode[None])[0]
-    # float32: products rounded in chunks of other sizes (N terms of size ~1, eps 6e-8)
-    np.testing.assert_allclose(terms.offset, exact, rtol=1e-10, atol=1e-7 * N if float32 else 0)
+    mode, cv, mem = res.theta, ControlVariate(), Posterior(model, prior, X, y)
+    laplace = type("L", (), {"mode": mode})()  # all the control variates read of it
+    found, evals = cv.preprocess(dsk, laplace, res.anchor)
+    terms = cv.build(dsk, laplace, batch_size=10, data=found)
+    assert evals == 0 and found is res.anchor and terms.responses_at is terms.mode
+    assert isinstance(terms.responses, CarriedResponses) and terms.per_row == 1
+    # without it: one map-reduce pass for G at the mode, responses left on the workers
+    again, evals = cv.preprocess(dsk, laplace)
+    assert evals == N and again.responses is None and again.point is mode
+    for G, at in ((terms.offset, terms.mode), (again.G, mode)):
+        exact = mem.newton_terms(at, hessian=False)[1] - prior.grad(at[None])[0]
+        # float32: products rounded in chunks of other sizes (N terms of size ~1, eps 6e-8)
+        np.testing.assert_allclose(G, exact, rtol=1e-10, atol=1e-7 * N if float32 else 1e-9)
     H = mem.newton_terms(mode)[2]
     assert (terms.mode - mode) @ H @ (terms.mode - mode) < 1e-6 * model.n_params

@@ -96,7 +96,7 @@ def test_guide_table_bounds_the_searchsorted_one(kind):
     # oracle: searchsorted of the bucket edges j * step; the guide is a lower bound within one
     # bucket of it, and the draws from it are searchsorted's; chunks of 7 rows cross many
     # buckets, equal weights put cdf values on the edges (up to rounding), one row is one bucket
-    from skbayes_sg.subsampling._preferential import WeightedIndex, _guide
+    from skbayes_sg.subsampling._weighted import WeightedIndex, _guide
 
     rng = np.random.default_rng(3)
     n = 1 if kind == "one" else 1000
