@@ -5,14 +5,11 @@ submitted (the client, or the worker that runs a chain group under joblib's dask
 estimators, posteriors and index samplers pickle without a client.
 """
 
-import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import dask
 
 __all__ = ["Runner", "distributed_client"]
-
-_local = threading.local()
 
 
 def distributed_client(address=None):
@@ -21,10 +18,12 @@ def distributed_client(address=None):
     Inside a task on a worker (chains run by joblib's dask backend) the task first *secedes* from
     the worker's thread pool, so the gathers it waits for can run on that worker's thread.  With
     no active client but a scheduler ``address`` (chains in a joblib process of another backend),
-    a client to that scheduler is opened.
+    a client to that scheduler is opened.  Whether the thread has seceded is distributed's own
+    per-thread state (``thread_state.proceed``), so nothing is kept here.
     """
     try:
         from distributed import Client, get_client, get_worker, secede
+        from distributed.threadpoolexecutor import thread_state
     except ImportError:  # pragma: no cover - the dask extra installs distributed
         return None
     try:
@@ -35,9 +34,8 @@ def distributed_client(address=None):
         get_worker()
     except ValueError:
         return client
-    if not getattr(_local, "seceded", False):
+    if getattr(thread_state, "proceed", True):
         secede()
-        _local.seceded = True
     return client
 
 

@@ -32,6 +32,8 @@ from this room's pieces, which the models room below cannot name); a posterior w
 elsewhere (:class:`~skbayes_sg.dask.DaskPosterior`) returns its own.
 """
 
+from types import MappingProxyType
+
 from ..models import minibatch_dtype
 from ..preprocessing import row_scores, scores_to_weights
 from ._weighted import weight_tables, weighted_index
@@ -39,9 +41,9 @@ from ._weighted import weight_tables, weighted_index
 __all__ = ["ROW_NEEDS", "InMemoryRows", "rows_of"]
 
 #: what each capability of a row source allows, as the error names a missing one
-ROW_NEEDS = {"whole": "its preprocessing needs the rows in one place",
-             "per_step": "its row sets cannot be drawn ahead in blocks",
-             "shared": "its chains share minibatches"}
+ROW_NEEDS = MappingProxyType({"whole": "its preprocessing needs the rows in one place",
+                              "per_step": "its row sets cannot be drawn ahead in blocks",
+                              "shared": "its chains share minibatches"})
 
 
 def rows_of(posterior):

@@ -21,11 +21,7 @@ import skbayes_sg
 # mutable kinds of the standard library and numpy (a writeable array is one too)
 _MUTABLE = (list, dict, set, bytearray, array.array, collections.deque, types.SimpleNamespace,
             threading.local)
-# The dask room is being reworked behind the row-source seam (docs/architecture.md); until then
-# its strategy table is a plain dict and its runner keeps a thread-local flag.
-_PENDING = {("skbayes_sg.dask", "DASK_STRATEGIES"), ("skbayes_sg.dask._strategies",
-                                                     "DASK_STRATEGIES"),
-            ("skbayes_sg.dask._runner", "_local")}
+_PENDING = frozenset()  # (module, name) pairs allowed to stay mutable: none
 
 
 def _immutable(value):
