@@ -4,8 +4,8 @@ convergence warning."""
 import numpy as np
 
 from ..diagnostics import assess
-from ..utils import ConvergenceWarning, warn_user
-from ._messages import convergence_message, noise_advice, run_longer_advice
+from ..utils import ApproximationWarning, ConvergenceWarning, warn_user
+from ._messages import audit_message, convergence_message, noise_advice, run_longer_advice
 
 __all__ = ["NOISY_STEP"]
 
@@ -48,6 +48,7 @@ class _DiagnosticsMixin:
             "batch_size": plan.info["batch_size"],
             "curvature": plan.info["curvature"],
             "curvature_min": plan.info["curvature_min"],
+            "audit": None if result.audit is None else result.audit.as_dict(),
             **info,
         }
         if raw is not verdict:  # judged on functions of the parameters (see _judge)
@@ -55,6 +56,8 @@ class _DiagnosticsMixin:
             d.update({f"{key}_rhat": verdict.rhat, f"{key}_ess": verdict.ess_bulk,
                       f"{key}_ess_tail": verdict.ess_tail})
         self.diagnostics_ = d
+        if result.audit is not None and not result.audit.passed:
+            warn_user(audit_message(result.audit), ApproximationWarning)
         if verdict.problems:
             warn_user(convergence_message(
                 verdict, info, self._advice(verdict),

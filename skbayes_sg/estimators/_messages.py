@@ -8,7 +8,7 @@ import numpy as np
 
 from ..diagnostics import ESS_PER_CHAIN, MIN_DRAWS, RHAT_MAX, longer_factor
 
-__all__ = ["convergence_message", "noise_advice", "run_longer_advice"]
+__all__ = ["audit_message", "convergence_message", "noise_advice", "run_longer_advice"]
 
 #: what the judged columns are, by the estimator's ``_judged_as`` (None: the raw parameters)
 _NOUNS = {None: "parameters", "predictive": "training rows", "identified": "quantities"}
@@ -83,3 +83,13 @@ def noise_advice(step_size, subsampling):
     other = ("sampler='hmc', subsampling='full'" if subsampling in ("auto", "preferential_cv")
              else "subsampling='preferential_cv'")
     return f"Minibatch noise forced a step of {step_size:.2g}: increase batch_size or use {other}."
+
+
+def audit_message(audit):
+    """The two lines of the failed Metropolis audit's warning (``diagnostics_["audit"]``)."""
+    j = audit.worst
+    return (f"Exact Metropolis steps from the draws moved parameter {j} (mean by "
+            f"{audit.mean_shift[j]:+.2f} sd, variance by {100 * audit.var_shift[j]:+.0f}%; "
+            f"p={audit.p_value:.1g}): the sampler is biased.\n"
+            "Use sampler='hmc', subsampling='full', or a smaller step_size; see "
+            "diagnostics_['audit'].")

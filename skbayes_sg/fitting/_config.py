@@ -47,6 +47,26 @@ class FitConfig:
         predicted to take at least this long in one process: starting the workers and importing
         the library in them costs about a second, and the draws do not depend on where the
         chains run.
+    shape_max_params, shape_sd, shape_misfit_max : int, float, float
+        Before :attr:`auto_integrator` is chosen, posteriors of at most ``shape_max_params``
+        parameters are probed along the whitened axes at ``+- shape_sd`` sd (:mod:`._shape`, one
+        batched pass of ``2 p + 1`` positions); a potential off its quadratic by more than
+        ``exp(shape_misfit_max)`` keeps the Euler scheme: ABOBA's large steps, which no
+        Metropolis test corrects, make deep excursions into an exponential tail (a handful of
+        positive rows: misfit 0.40-0.95 measured; 35 positives in 20,000 rows: 0.14, sampled
+        correctly by ABOBA; the calibration problems: 0.01-0.02).
+    audit : {"auto", True, False}
+        Whether ``fit`` runs the Metropolis audit (:mod:`._audit`) after sampling on a
+        subsampled gradient: ``"auto"`` where its per-example evaluations are at most
+        ``audit_budget`` times the fit's (a batched evaluation costs about half a minibatch
+        step's, measured); True always (but never for a multimodal model).
+    audit_positions, audit_min_positions, audit_transitions : int
+        Stored draws the audit starts from (at most; ``"auto"`` runs it with as many as its
+        budget allows, if at least ``audit_min_positions``), and exact HMC transitions from each.
+    audit_alpha : float
+        Family-wise level of the audit's tests (false alarms on exact draws).
+    audit_budget : float
+        See ``audit``.
     """
 
     pilot_positions: int = 16
@@ -60,6 +80,15 @@ class FitConfig:
     retry_factor: float = 0.25
     step_bias_max: float = 0.1
     parallel_min_seconds: float = 2.0
+    shape_max_params: int = 16
+    shape_sd: float = 2.5
+    shape_misfit_max: float = 0.25
+    audit: object = "auto"
+    audit_positions: int = 64
+    audit_min_positions: int = 32
+    audit_transitions: int = 2
+    audit_alpha: float = 0.01
+    audit_budget: float = 0.2
 
 
 DEFAULT_CONFIG = FitConfig()

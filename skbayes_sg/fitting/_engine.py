@@ -6,6 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..utils import ApproximationWarning, warn_user
+from ._audit import audit_fit
 from ._extend import extend_until_converged
 from ._compat import check_combination
 from ._fit import sample_with_retries
@@ -35,7 +36,9 @@ class FitResult:
         ``{phase: (seconds, per-example evaluations)}`` for ``mode``, ``laplace``,
         ``curvature``, ``strategy``, ``tuning``, ``starts`` (the preprocessing), ``sampling``
         (the chains, every round and retry) and ``verdict`` (the judgements between and after
-        the rounds).
+        the rounds); ``audit`` when the Metropolis audit ran.
+    audit : Audit or None
+        The Metropolis audit of the draws (:mod:`._audit`), where it ran.
     """
 
     draws: np.ndarray
@@ -45,6 +48,7 @@ class FitResult:
     step_sizes: np.ndarray
     info: dict
     phases: dict
+    audit: object = None
 
     @property
     def preprocessing_seconds(self):
@@ -90,8 +94,12 @@ def fit_posterior(posterior, settings, streams, judge, *, progress=None):
     elapsed = time.perf_counter() - t1
     phases = {**plan.phases, "sampling": (run.seconds, run.n_grad_evals),
               "verdict": (max(elapsed - run.seconds, 0.0), 0)}
+    audit = audit_fit(plan, run.draws, plan.n_grad_evals + run.n_grad_evals, s.config,
+                      streams.child("audit"))
+    if audit is not None:
+        phases["audit"] = (time.perf_counter() - t1 - elapsed, audit.grad_evals)
     return FitResult(draws=run.draws, verdict=verdict, plan=plan, n_grad_evals=run.n_grad_evals,
-                     step_sizes=run.step_sizes, info=run.info, phases=phases)
+                     step_sizes=run.step_sizes, info=run.info, phases=phases, audit=audit)
 
 
 def _warn_user_step(settings, plan):

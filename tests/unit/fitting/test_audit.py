@@ -1,0 +1,94 @@
+"""The Metropolis audit (fitting._audit) against a Gaussian target, and the shape probe."""
+
+import numpy as np
+import pytest
+from support.problems import make_problem
+
+from skbayes_sg.fitting._audit import audit_passes, metropolis_audit
+from skbayes_sg.fitting._shape import gaussian_misfit
+
+
+@pytest.fixture(scope="module")
+def gaussian():
+    # known noise: the posterior is exactly N(mode, covariance) of its Laplace approximation
+    posterior, laplace, _ = make_problem("linear_fixed", n=300, mode="fit")
+    return posterior, laplace
+
+
+def _draws(laplace, rng, scale=1.0, shift=0.0, shape=(4, 250)):
+    cov = np.asarray(laplace.covariance)
+    z = rng.multivariate_normal(np.zeros(cov.shape[0]), cov, size=shape)
+    return laplace.mode + shift * np.sqrt(np.diag(cov)) + scale * z
+
+
+class _Counting:
+    """The posterior, counting the per-example evaluations it is asked for."""
+
+    def __init__(self, posterior):
+        self.posterior, self.n_rows, self.evals = posterior, posterior.n_rows, 0
+
+    def value_and_grad(self, theta):
+        self.evals += theta.shape[0] * self.n_rows
+        return self.posterior.value_and_grad(theta)
+
+
+def test_exact_draws_pass_at_its_level(gaussian):
+    # exact draws fail at the family-wise level alpha = 0.01: 40 audits, at most 2 failures
+    # (binomial: P(>= 3) = 0.8%); measured 1.0% over 200
+    posterior, laplace = gaussian
+    audits = [metropolis_audit(posterior, laplace, _draws(laplace, rng), rng)
+              for rng in map(np.random.default_rng, range(40))]
+    assert sum(not a.passed for a in audits) <= 2
+    assert np.median([np.abs(a.mean_shift).max() for a in audits]) < 0.5
+    assert min(a.accept_rate for a in audits) > 0.8
+
+
+@pytest.mark.parametrize("kind", [{"scale": 2.0}, {"shift": 1.0}])
+def test_biased_draws_fail(gaussian, kind):
+    posterior, laplace = gaussian
+    rng = np.random.default_rng(1)
+    audit = metropolis_audit(posterior, laplace, _draws(laplace, rng, **kind), rng)
+    assert not audit.passed and audit.p_value < 1e-3
+    # two transitions of whitened time ~1.5 nearly refresh a Gaussian: the moments move back
+    if "scale" in kind:  # variance 4 -> 1: its standardized square falls by ~3/4
+        assert -0.95 < np.mean(audit.var_shift) < -0.55 and np.all(audit.var_shift < 0)
+    else:  # the mean moves back by its shift, 1 sd
+        assert -1.35 < np.mean(audit.mean_shift) < -0.65 and np.all(audit.mean_shift < 0)
+
+
+def test_reported_cost_is_what_it_evaluated(gaussian):
+    posterior, laplace = gaussian
+    counting = _Counting(posterior)
+    rng = np.random.default_rng(0)
+    audit = metropolis_audit(counting, laplace, _draws(laplace, rng), rng, n_positions=40,
+                             n_transitions=3)
+    p = laplace.mode.shape[0]
+    assert audit.grad_evals == counting.evals == audit_passes(p, 3) * 40 * posterior.n_rows
+    assert audit.data_passes == counting.evals / posterior.n_rows
+
+
+def test_the_audit_draws_only_from_its_own_stream(gaussian):
+    posterior, laplace = gaussian
+    draws = _draws(laplace, np.random.default_rng(0))
+    a = metropolis_audit(posterior, laplace, draws, np.random.default_rng(5))
+    b = metropolis_audit(posterior, laplace, draws.copy(), np.random.default_rng(5))
+    np.testing.assert_array_equal(a.z_mean, b.z_mean)
+
+
+def test_shape_probe_sees_an_exponential_tail():
+    # a Gaussian posterior is its own quadratic; one positive row among 5,000 is not
+    from skbayes_sg.models import GaussianPrior, LogisticModel, Posterior
+    from skbayes_sg.preprocessing import find_mode, laplace_at
+
+    posterior, laplace = make_problem("linear_fixed", n=300, mode="fit")[:2]
+    assert gaussian_misfit(posterior, laplace).misfit < 1e-6
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(5000, 2))
+    y = -np.ones(5000)
+    y[0] = 1.0
+    model = LogisticModel(2, 2)
+    rare = Posterior(model, GaussianPrior(model.prior_precision(1.0)), X, y)
+    mode = find_mode(rare, rng)
+    misfit = gaussian_misfit(rare, laplace_at(rare, mode.theta, "dense", mode.hessian)[0])
+    assert misfit.misfit > 0.5 and misfit.axis == 2  # the intercept's axis
+    assert misfit.grad_evals == 7 * 5000
