@@ -33,12 +33,12 @@ class _Counting:
 
 
 def test_exact_draws_pass_at_its_level(gaussian):
-    # exact draws fail at the family-wise level alpha = 0.01: 40 audits, at most 2 failures
-    # (binomial: P(>= 3) = 0.8%); measured 1.0% over 200
+    # exact draws fail at the family-wise level alpha: at alpha = 0.05, 40 audits, at most 5
+    # failures (binomial: P(>= 6) = 1.4%); measured 0.5% at alpha = 0.01 over 200
     posterior, laplace = gaussian
-    audits = [metropolis_audit(posterior, laplace, _draws(laplace, rng), rng)
+    audits = [metropolis_audit(posterior, laplace, _draws(laplace, rng), rng, alpha=0.05)
               for rng in map(np.random.default_rng, range(40))]
-    assert sum(not a.passed for a in audits) <= 2
+    assert sum(not a.passed for a in audits) <= 5
     assert np.median([np.abs(a.mean_shift).max() for a in audits]) < 0.5
     assert min(a.accept_rate for a in audits) > 0.8
 
