@@ -8,7 +8,8 @@ import numpy as np
 
 from ..diagnostics import ESS_PER_CHAIN, MIN_DRAWS, RHAT_MAX, longer_factor
 
-__all__ = ["audit_message", "convergence_message", "noise_advice", "run_longer_advice"]
+__all__ = ["audit_message", "convergence_message", "noise_advice", "run_longer_advice",
+           "tail_message"]
 
 #: what the judged columns are, by the estimator's ``_judged_as`` (None: the raw parameters)
 _NOUNS = {None: "parameters", "predictive": "training rows", "identified": "quantities"}
@@ -93,3 +94,11 @@ def audit_message(audit):
             f"p={audit.p_value:.1g}): the sampler is biased.\n"
             "Use sampler='hmc', subsampling='full', or a smaller step_size; see "
             "diagnostics_['audit'].")
+
+
+def tail_message(tail):
+    """The two lines of the failed tail check's warning (``diagnostics_["tail_check"]``)."""
+    return (f"A draw lies where the posterior has no mass (potential {tail.excess:.3g} above the "
+            f"mode's; at most {tail.bound:.3g} for this log-concave posterior): a chain made a "
+            "deep excursion.\nUse a smaller step_size, or sampler='hmc', subsampling='full'; "
+            "see diagnostics_['tail_check'].")

@@ -55,6 +55,10 @@ class FitConfig:
         Metropolis test corrects, make deep excursions into an exponential tail (a handful of
         positive rows: misfit 0.40-0.95 measured; 35 positives in 20,000 rows: 0.14, sampled
         correctly by ABOBA; the calibration problems: 0.01-0.02).
+    tail_points : int
+        After sampling a log-concave model on a subsampled gradient, ``U`` is evaluated at this
+        many stored draws farthest from the mode (:mod:`._tail`, one batched pass): a draw
+        beyond what a log-concave posterior allows warns (a deep excursion in one chain).
     audit : {"auto", True, False}
         Whether ``fit`` runs the Metropolis audit (:mod:`._audit`) after sampling on a
         subsampled gradient: ``"auto"`` where its per-example evaluations are at most
@@ -85,6 +89,7 @@ class FitConfig:
     shape_max_params: int = 16
     shape_sd: float = 2.5
     shape_misfit_max: float = 0.25
+    tail_points: int = 4
     audit: object = "auto"
     audit_positions: int = 64
     audit_min_positions: int = 32

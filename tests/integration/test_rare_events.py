@@ -47,9 +47,14 @@ def test_one_positive_row_keeps_the_euler_scheme_and_is_accurate():
     assert np.all(np.abs(z) < 0.3), z
     # without the probe the same rows run ABOBA at its step cap: a deep excursion of the
     # intercept (sd 22x the exact one, measured)
-    unprobed, _ = _fit(X, y, FitConfig(subtract_min_rows=5000, shape_misfit_max=np.inf))
+    unprobed, caught = _fit(X, y, FitConfig(subtract_min_rows=5000, shape_misfit_max=np.inf))
     assert unprobed.diagnostics_["integrator"] == "aboba"
     assert unprobed.draws_[..., -1].std() > 5 * R[:, -1].std()
+    # ... which the tail check sees: draws far beyond what a log-concave posterior allows
+    tail = unprobed.diagnostics_["tail_check"]
+    assert not tail["passed"] and tail["excess"] > 2 * tail["bound"]
+    assert any("deep excursion" in str(w.message) for w in caught)
+    assert est.diagnostics_["tail_check"]["passed"]
 
 
 def test_the_audit_warns_about_a_shared_bias():

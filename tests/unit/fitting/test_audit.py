@@ -1,4 +1,5 @@
-"""The Metropolis audit (fitting._audit) against a Gaussian target, and the shape probe."""
+"""The Metropolis audit (fitting._audit) against a Gaussian target, the tail check
+(fitting._tail) and the shape probe (fitting._shape)."""
 
 import numpy as np
 import pytest
@@ -6,6 +7,7 @@ from support.problems import make_problem
 
 from skbayes_sg.fitting._audit import audit_passes, metropolis_audit
 from skbayes_sg.fitting._shape import gaussian_misfit
+from skbayes_sg.fitting._tail import tail_check
 
 
 @pytest.fixture(scope="module")
@@ -92,3 +94,20 @@ def test_shape_probe_sees_an_exponential_tail():
     misfit = gaussian_misfit(rare, laplace_at(rare, mode.theta, "dense", mode.hessian)[0])
     assert misfit.misfit > 0.5 and misfit.axis == 2  # the intercept's axis
     assert misfit.grad_evals == 7 * 5000
+
+
+def test_tail_check_passes_exact_draws_and_sees_an_excursion(gaussian):
+    # exact draws: U - U(mode) is chi2_p / 2, far under the log-concave bound; one chain's
+    # excursion to 8 sd along every axis (U rises by ~p * 32) is beyond it
+    from scipy import stats
+
+    posterior, laplace = gaussian
+    gauss = stats.gamma.isf(1e-3 / 1000, laplace.mode.size / 2)  # chi2_p / 2's own quantile
+    for seed in range(10):
+        draws = _draws(laplace, np.random.default_rng(seed))
+        check = tail_check(posterior, laplace, draws)
+        assert check.passed and check.excess < gauss < check.bound
+    draws[2, 100:110] = laplace.mode + 8 * np.sqrt(np.diag(np.asarray(laplace.covariance)))
+    check = tail_check(posterior, laplace, draws, n_points=4)
+    assert not check.passed and check.excess > check.bound
+    assert check.grad_evals == 5 * posterior.n_rows
