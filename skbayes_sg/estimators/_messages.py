@@ -87,18 +87,17 @@ def noise_advice(step_size, subsampling):
 
 
 def audit_message(audit):
-    """The two lines of the failed Metropolis audit's warning (``diagnostics_["audit"]``)."""
+    """The three lines of the failed Metropolis audit's warning (``diagnostics_["audit"]``)."""
     j = audit.worst
-    return (f"Exact Metropolis steps from the draws moved parameter {j} (mean by "
-            f"{audit.mean_shift[j]:+.2f} sd, variance by {100 * audit.var_shift[j]:+.0f}%; "
-            f"p={audit.p_value:.1g}): the sampler is biased.\n"
-            "Use sampler='hmc', subsampling='full', or a smaller step_size; see "
-            "diagnostics_['audit'].")
+    return (f"Exact Metropolis steps from the draws moved parameter {j}: its mean by "
+            f"{audit.mean_shift[j]:+.2f} sd,\nits variance by {100 * audit.var_shift[j]:+.0f}% "
+            f"(p={audit.p_value:.1g}): the sampler is biased (diagnostics_['audit']).\n"
+            "Use sampler='hmc', subsampling='full', or a smaller step_size.")
 
 
 def tail_message(tail):
-    """The two lines of the failed tail check's warning (``diagnostics_["tail_check"]``)."""
-    return (f"A draw lies where the posterior has no mass (potential {tail.excess:.3g} above the "
-            f"mode's; at most {tail.bound:.3g} for this log-concave posterior): a chain made a "
-            "deep excursion.\nUse a smaller step_size, or sampler='hmc', subsampling='full'; "
-            "see diagnostics_['tail_check'].")
+    """The three lines of the failed tail check's warning (``diagnostics_["tail_check"]``)."""
+    return (f"A chain made a deep excursion: a draw's potential is {tail.excess:.3g} above the "
+            f"mode's,\nwhere this log-concave posterior allows {tail.bound:.3g} at most "
+            "(diagnostics_['tail_check']).\n"
+            "Use a smaller step_size, or sampler='hmc', subsampling='full'.")
