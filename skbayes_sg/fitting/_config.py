@@ -52,9 +52,8 @@ class FitConfig:
         parameters are probed along the whitened axes at ``+- shape_sd`` sd (:mod:`._shape`, one
         batched pass of ``2 p + 1`` positions); a potential off its quadratic by more than
         ``exp(shape_misfit_max)`` keeps the Euler scheme: ABOBA's large steps, which no
-        Metropolis test corrects, make deep excursions into an exponential tail (a handful of
-        positive rows: misfit 0.40-0.95 measured; 35 positives in 20,000 rows: 0.14, sampled
-        correctly by ABOBA; the calibration problems: 0.01-0.02).
+        Metropolis test corrects, make deep excursions into an exponential tail (a logistic
+        intercept fitted on a handful of positive rows).
     tail_points : int
         After sampling a log-concave model on a subsampled gradient, ``U`` is evaluated at this
         many stored draws farthest from the mode (:mod:`._tail`, one batched pass): a draw
@@ -68,9 +67,8 @@ class FitConfig:
         Stored draws the audit starts from (at most; ``"auto"`` runs it with as many as its
         budget allows, if at least ``audit_min_positions``), and exact HMC transitions from each.
     audit_alpha : float
-        Family-wise level of the audit's tests: the rate of false alarms on exact draws.  Chains
-        of the same ``random_state`` under different samplers share their streams, so their
-        audits fail together: 0.01 flagged 7 in-tolerance calibration fits of one seed at once.
+        Family-wise level of the audit's tests (and of the tail check): the rate of false alarms
+        on exact draws.
     audit_budget : float
         See ``audit``.
     """
@@ -88,12 +86,16 @@ class FitConfig:
     parallel_min_seconds: float = 2.0
     shape_max_params: int = 16
     shape_sd: float = 2.5
+    # measured misfits: 1-5 positive rows in 10^4-10^5: 0.40-0.95 (ABOBA biased); 35 positives
+    # in 20,000 rows: 0.14 (ABOBA correct); the calibration problems: 0.01-0.02
     shape_misfit_max: float = 0.25
     tail_points: int = 4
     audit: object = "auto"
     audit_positions: int = 64
     audit_min_positions: int = 32
     audit_transitions: int = 2
+    # 0.01 flagged 7 in-tolerance calibration fits of one seed at once (fits of one
+    # random_state share their streams under every sampler, so their audits fail together)
     audit_alpha: float = 0.001
     audit_budget: float = 0.2
 

@@ -111,3 +111,13 @@ def test_tail_check_passes_exact_draws_and_sees_an_excursion(gaussian):
     check = tail_check(posterior, laplace, draws, n_points=4)
     assert not check.passed and check.excess > check.bound
     assert check.grad_evals == 5 * posterior.n_rows
+
+
+def test_log_concave_is_declared_where_it_holds():
+    # the tail check's bound holds only for log-concave posteriors
+    from skbayes_sg.models import GaussianLinearModel, LogisticModel, MLPModel
+
+    assert LogisticModel(3, 2).log_concave and LogisticModel(3, 4).log_concave
+    assert GaussianLinearModel(3, True, noise_std=1.0).log_concave
+    assert not GaussianLinearModel(3, True).log_concave  # inferred noise: log_noise_std
+    assert not MLPModel((3, 4, 2), "tanh").log_concave
