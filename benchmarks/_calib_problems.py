@@ -109,7 +109,26 @@ def make_problems(quick=False):
                        note="synthetic 20,000 x 8, 5 classes, equicorrelation 0.5 (from 10,000 "
                             "rows the default runs SGHMC's ABOBA splitting); compared "
                             "class-centred"))
-    return out
+    return out + rare_problems()
+
+
+def _rare(name, n, k, seed):
+    """``n x 3`` standard normal rows, ``y = 1`` on the ``k`` rows of largest ``x w + e``
+    (``e`` logistic): a handful of positives, where the intercept's posterior has an
+    exponential tail (issue 37)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    score = X @ np.array([1.0, -0.5, 0.0]) + rng.logistic(size=n)
+    y = np.zeros(n, dtype=int)
+    y[np.argsort(score)[-k:]] = 1
+    return Problem(name, "logistic", X, y, "nuts",
+                   note=f"synthetic {n:,} x 3, {k} positive row{'s' * (k > 1)} (rare event)")
+
+
+def rare_problems():
+    """The rare-event problems (own generators: the other problems' data are unchanged)."""
+    return [_rare("logistic_rare4_10k", 10_000, 4, 37), _rare("logistic_rare1_10k", 10_000, 1, 38),
+            _rare("logistic_rare4_100k", 100_000, 4, 39)]
 
 
 def make_estimator(problem, **params):

@@ -4,8 +4,9 @@ convergence warning."""
 import numpy as np
 
 from ..diagnostics import assess
-from ..utils import ConvergenceWarning, warn_user
-from ._messages import convergence_message, noise_advice, run_longer_advice
+from ..utils import ApproximationWarning, ConvergenceWarning, warn_user
+from ._messages import (audit_message, convergence_message, noise_advice, run_longer_advice,
+                        tail_message)
 
 __all__ = ["NOISY_STEP"]
 
@@ -48,6 +49,8 @@ class _DiagnosticsMixin:
             "batch_size": plan.info["batch_size"],
             "curvature": plan.info["curvature"],
             "curvature_min": plan.info["curvature_min"],
+            "audit": None if result.audit is None else result.audit.as_dict(),
+            "tail_check": None if result.tail is None else result.tail.as_dict(),
             **info,
         }
         if raw is not verdict:  # judged on functions of the parameters (see _judge)
@@ -59,6 +62,10 @@ class _DiagnosticsMixin:
                       "pooled_error_modes_share": verdict.pooled.modes_share,
                       "pooled_error_tolerance": verdict.pooled.tolerance})
         self.diagnostics_ = d
+        if result.audit is not None and not result.audit.passed:
+            warn_user(audit_message(result.audit), ApproximationWarning)
+        if result.tail is not None and not result.tail.passed:
+            warn_user(tail_message(result.tail), ApproximationWarning)
         if verdict.problems:
             warn_user(self._warning(verdict, info), ConvergenceWarning)
 

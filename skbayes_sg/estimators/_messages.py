@@ -10,7 +10,8 @@ import numpy as np
 
 from ..diagnostics import ESS_PER_CHAIN, MIN_DRAWS, RHAT_MAX, longer_factor
 
-__all__ = ["convergence_message", "noise_advice", "run_longer_advice"]
+__all__ = ["audit_message", "convergence_message", "noise_advice", "run_longer_advice",
+           "tail_message"]
 
 #: what the judged columns are, by the estimator's ``_judged_as`` (None: the raw parameters)
 _NOUNS = MappingProxyType({None: "parameters", "predictive": "training rows",
@@ -86,3 +87,20 @@ def noise_advice(step_size, subsampling):
     other = ("sampler='hmc', subsampling='full'" if subsampling in ("auto", "preferential_cv")
              else "subsampling='preferential_cv'")
     return f"Minibatch noise forced a step of {step_size:.2g}: increase batch_size or use {other}."
+
+
+def audit_message(audit):
+    """The three lines of the failed Metropolis audit's warning (``diagnostics_["audit"]``)."""
+    j = audit.worst
+    return (f"Exact Metropolis steps from the draws moved parameter {j}: its mean by "
+            f"{audit.mean_shift[j]:+.2f} sd,\nits variance by {100 * audit.var_shift[j]:+.0f}% "
+            f"(p={audit.p_value:.1g}): the sampler is biased (diagnostics_['audit']).\n"
+            "Use sampler='hmc', subsampling='full', or a smaller step_size.")
+
+
+def tail_message(tail):
+    """The three lines of the failed tail check's warning (``diagnostics_["tail_check"]``)."""
+    return (f"A chain made a deep excursion: a draw's potential is {tail.excess:.3g} above the "
+            f"mode's,\nwhere this log-concave posterior allows {tail.bound:.3g} at most "
+            "(diagnostics_['tail_check']).\n"
+            "Use a smaller step_size, or sampler='hmc', subsampling='full'.")

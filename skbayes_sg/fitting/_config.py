@@ -54,6 +54,30 @@ class FitConfig:
         Newton's tolerances; :class:`~skbayes_sg.preprocessing.ModeConfig` says why each),
         handed to :func:`~skbayes_sg.preprocessing.find_mode` and
         :func:`~skbayes_sg.preprocessing.laplace_at`.
+    shape_max_params, shape_sd, shape_misfit_max : int, float, float
+        Before :attr:`auto_integrator` is chosen, posteriors of at most ``shape_max_params``
+        parameters are probed along the whitened axes at ``+- shape_sd`` sd (:mod:`._shape`, one
+        batched pass of ``2 p + 1`` positions); a potential off its quadratic by more than
+        ``exp(shape_misfit_max)`` keeps the Euler scheme: ABOBA's large steps, which no
+        Metropolis test corrects, make deep excursions into an exponential tail (a logistic
+        intercept fitted on a handful of positive rows).
+    tail_points : int
+        After sampling a log-concave model on a subsampled gradient, ``U`` is evaluated at this
+        many stored draws farthest from the mode (:mod:`._tail`, one batched pass): a draw
+        beyond what a log-concave posterior allows warns (a deep excursion in one chain).
+    audit : {"auto", True, False}
+        Whether ``fit`` runs the Metropolis audit (:mod:`._audit`) after sampling on a
+        subsampled gradient: ``"auto"`` where its per-example evaluations are at most
+        ``audit_budget`` times the fit's (a batched evaluation costs about half a minibatch
+        step's, measured); True always (but never for a multimodal model).
+    audit_positions, audit_min_positions, audit_transitions : int
+        Stored draws the audit starts from (at most; ``"auto"`` runs it with as many as its
+        budget allows, if at least ``audit_min_positions``), and exact HMC transitions from each.
+    audit_alpha : float
+        Family-wise level of the audit's tests (and of the tail check): the rate of false alarms
+        on exact draws.
+    audit_budget : float
+        See ``audit``.
     """
 
     pilot_positions: int = 16
@@ -68,6 +92,20 @@ class FitConfig:
     step_bias_max: float = 0.1
     parallel_min_seconds: float = 2.0
     mode: ModeConfig = DEFAULT_MODE_CONFIG
+    shape_max_params: int = 16
+    shape_sd: float = 2.5
+    # measured misfits: 1-5 positive rows in 10^4-10^5: 0.40-0.95 (ABOBA biased); 35 positives
+    # in 20,000 rows: 0.14 (ABOBA correct); the calibration problems: 0.01-0.02
+    shape_misfit_max: float = 0.25
+    tail_points: int = 4
+    audit: object = "auto"
+    audit_positions: int = 64
+    audit_min_positions: int = 32
+    audit_transitions: int = 2
+    # 0.01 flagged 7 in-tolerance calibration fits of one seed at once (fits of one
+    # random_state share their streams under every sampler, so their audits fail together)
+    audit_alpha: float = 0.001
+    audit_budget: float = 0.2
 
 
 DEFAULT_CONFIG = FitConfig()

@@ -7,11 +7,13 @@ import numpy as np
 
 from ..subsampling import InMemoryRows
 from ..utils import ApproximationWarning, warn_user
+from ._audit import audit_fit
 from ._extend import extend_until_converged
 from ._compat import check_combination
 from ._fit import sample_with_retries
 from ._plan import candidates
 from ._prepare import Plan, prepare
+from ._tail import check_fit_tail
 
 __all__ = ["FitResult", "check_settings", "fit_posterior"]
 
@@ -36,7 +38,11 @@ class FitResult:
         ``{phase: (seconds, per-example evaluations)}`` for ``mode``, ``laplace``,
         ``curvature``, ``strategy``, ``tuning``, ``starts`` (the preprocessing), ``sampling``
         (the chains, every round and retry) and ``verdict`` (the judgements between and after
-        the rounds).
+        the rounds); ``audit`` and ``tail`` when those checks ran.
+    audit : Audit or None
+        The Metropolis audit of the draws (:mod:`._audit`), where it ran.
+    tail : TailCheck or None
+        The tail check of the draws (:mod:`._tail`), where it ran.
     """
 
     draws: np.ndarray
@@ -46,6 +52,8 @@ class FitResult:
     step_sizes: np.ndarray
     info: dict
     phases: dict
+    audit: object = None
+    tail: object = None
 
     @property
     def preprocessing_seconds(self):
@@ -91,8 +99,17 @@ def fit_posterior(posterior, settings, streams, judge, *, progress=None):
     elapsed = time.perf_counter() - t1
     phases = {**plan.phases, "sampling": (run.seconds, run.n_grad_evals),
               "verdict": (max(elapsed - run.seconds, 0.0), 0)}
+    audit = audit_fit(plan, run.draws, plan.n_grad_evals + run.n_grad_evals, s.config,
+                      streams.child("audit"))
+    if audit is not None:
+        phases["audit"] = (time.perf_counter() - t1 - elapsed, audit.grad_evals)
+    t2 = time.perf_counter()
+    tail = check_fit_tail(plan, run.draws, s.config)
+    if tail is not None:
+        phases["tail"] = (time.perf_counter() - t2, tail.grad_evals)
     return FitResult(draws=run.draws, verdict=verdict, plan=plan, n_grad_evals=run.n_grad_evals,
-                     step_sizes=run.step_sizes, info=run.info, phases=phases)
+                     step_sizes=run.step_sizes, info=run.info, phases=phases, audit=audit,
+                     tail=tail)
 
 
 def _warn_user_step(settings, plan):

@@ -90,15 +90,16 @@ def preconditioner_kind(posterior, preconditioner):
     return laplace_kind(posterior, "auto" if preconditioner is None else preconditioner)
 
 
-def auto_sampler(settings, sampler, posterior, curvature, strategy):
+def auto_sampler(settings, sampler, posterior, curvature, strategy, gaussian=lambda: True):
     """The sampler to run: ``sampler="auto"``'s SGHMC gets :func:`auto_friction` of the measured
     curvature and, on unimodal models from ``config.subtract_min_rows`` rows on without EWSG's
-    candidates (whose energies are the Euler kernel's), ``config.auto_integrator``; any other
-    sampler is returned as given."""
+    candidates (whose energies are the Euler kernel's) whose posterior is close to Gaussian at
+    the mode (``gaussian()``, asked only then: :func:`~._shape.gaussian_misfit`),
+    ``config.auto_integrator``; any other sampler is returned as given."""
     if settings.sampler != "auto" or sampler.name != "sghmc" or posterior.model.multimodal:
         return sampler
     large = (posterior.n_rows >= settings.config.subtract_min_rows
-             and strategy.n_candidates == 1)
+             and strategy.n_candidates == 1 and gaussian())
     integrator = settings.config.auto_integrator if large else "euler"
     return type(sampler)(**{**sampler.get_params(deep=False),
                             "friction": auto_friction(curvature.lam_min),

@@ -20,6 +20,7 @@ from ..subsampling import SUBSAMPLING
 from ..utils import blas_threads
 from ._plan import (auto_sampler, candidates, exact_instead, preconditioner_kind,
                     try_alternative, use_alternative)
+from ._shape import gaussian_misfit
 from ._starts import ChainStarts
 from ._tuning import Tuning, measure_curvature, tune
 
@@ -111,7 +112,8 @@ def prepare(posterior, settings, streams):
         clock.lap("laplace", evals)
         curvature = measure_curvature(posterior, laplace, precond, streams.child("curvature"))
         clock.lap("curvature", curvature.n_grad_evals)
-        sampler = auto_sampler(settings, sampler, posterior, curvature, strategy)
+        shape = _ShapeProbe(posterior, laplace, settings.config, clock)
+        sampler = auto_sampler(settings, sampler, posterior, curvature, strategy, shape)
         context = _Context(settings, posterior, sampler, laplace, curvature, precond, streams,
                            clock)
         strategy, estimator, tuning, context = choose_strategy(strategy, alternative,
@@ -127,11 +129,30 @@ def prepare(posterior, settings, streams):
             "curvature": tuning.curvature, "curvature_min": tuning.curvature_min,
             "gradient_noise": tuning.gradient_noise, "gradient_noise_left": tuning.noise_left,
             "batch_size": tuning.batch_size, "laplace_hessian_rows": laplace.hessian_rows,
-            "sampler": sampler.name, "subsampling": strategy.name, **estimator.outputs}
+            "sampler": sampler.name, "subsampling": strategy.name,
+            "gaussian_misfit": shape.misfit, **estimator.outputs}
     step = _step_seconds(sampler, estimator, tuning, clock.phases["mode"])
     return Plan(posterior=posterior, laplace=laplace, precond=precond, estimator=estimator,
                 tuning=tuning, theta0=theta0, info=info, sampler=sampler,
                 phases=dict(clock.phases), step_seconds=step)
+
+
+class _ShapeProbe:
+    """``probe()``: whether the posterior is Gaussian enough at the mode for ABOBA's large steps
+    (:func:`~._shape.gaussian_misfit`, lapped as the phase ``shape``); posteriors of more than
+    ``config.shape_max_params`` parameters are not probed.  ``misfit``: the measure, or None."""
+
+    def __init__(self, posterior, laplace, config, clock):
+        self.args, self.config, self.clock, self.misfit = (posterior, laplace), config, clock, None
+
+    def __call__(self):
+        c = self.config
+        if self.args[1].mode.shape[0] > c.shape_max_params:
+            return True
+        result = gaussian_misfit(*self.args, c=c.shape_sd)
+        self.clock.lap("shape", result.grad_evals)
+        self.misfit = result.misfit
+        return result.misfit <= c.shape_misfit_max
 
 
 def _step_seconds(sampler, estimator, tuning, mode):

@@ -65,7 +65,8 @@ class Likelihood:
     ``exact_hessian``: ``hessian`` is implemented; ``random_init``: the mode
     search starts from ``init_position(rng)``; ``multimodal``: chains start in different modes
     and the noise and curvature measured at one mode do not stand for the others;
-    ``is_regression``: real targets;
+    ``is_regression``: real targets; ``log_concave``: the likelihood is log-concave in
+    ``theta`` (with the library's Gaussian priors, so is the posterior);
     ``linear_predictors``: linear predictors per row of a GLM (the rank of one row's Hessian).
     """
 
@@ -74,6 +75,7 @@ class Likelihood:
     exact_hessian = False
     random_init = False
     multimodal = False
+    log_concave = False
     softmax = False
     is_regression = False
     feature_axes = {}  # parameter group -> axis of its shape that runs over the features

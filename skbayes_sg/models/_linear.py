@@ -60,6 +60,8 @@ class GaussianLinearModel(Likelihood):
         """True when ``noise_std`` is fixed (then the posterior is Gaussian)."""
         return self.noise_std is not None
 
+    log_concave = is_glm  # an inferred noise scale is not log-concave in log_noise_std
+
     def param_shapes(self):
         """Names and shapes of the blocks of ``theta``, in pack order."""
         shapes = {"coef": (self.n_features,)}

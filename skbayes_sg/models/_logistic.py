@@ -52,7 +52,7 @@ class LogisticModel(FusedBinaryPasses, Likelihood):
     n_classes: int
     fit_intercept: bool = True
     n_params: int = field(init=False, repr=False, compare=False)
-    is_glm = exact_hessian = True
+    is_glm = exact_hessian = log_concave = True
     feature_axes = {"coef": 1}
 
     def __post_init__(self):

@@ -10,7 +10,8 @@ a consumer changes no other draw:
 * ``streams.child(name)`` -- preprocessing consumers, one Generator each: ``"mode"`` (mode-finding
   subsamples and initialisation), ``"curvature"`` (power iteration), ``"strategy"`` (k-means seeds,
   weights' Monte Carlo), ``"pilot"`` (gradient-noise pilot positions and minibatches), ``"batch"``
-  (the rebuild at an automatic batch size), ``"init"`` (chain starting points);
+  (the rebuild at an automatic batch size), ``"init"`` (chain starting points), ``"audit"``
+  (the Metropolis audit's momenta, after sampling);
 * ``streams.noise[c]`` and ``streams.index[c]`` -- chain ``c``'s diffusion noise and minibatch
   indices.  Chains never share a stream, so chain ``c`` gets identical draws whether it runs alone,
   with others, or in another process (``n_jobs``);

@@ -10,7 +10,8 @@ from skbayes_sg import BayesianLogisticRegression
 from skbayes_sg.fitting import FitConfig
 
 SHORT = dict(n_warmup=50, n_draws=50, n_chains=4, random_state=0, max_doublings=0)
-PHASES = {"mode", "laplace", "curvature", "strategy", "tuning", "starts", "sampling", "verdict"}
+PHASES = {"mode", "laplace", "curvature", "strategy", "tuning", "starts", "sampling", "verdict",
+          "shape", "tail"}  # the Gaussian probe before ABOBA (6 parameters); the tail check
 
 
 def test_phases_account_for_the_fit():
@@ -19,11 +20,13 @@ def test_phases_account_for_the_fit():
     d = BayesianLogisticRegression(**SHORT).fit(X, y).diagnostics_
     assert set(d["phases"]) == PHASES
     evals = {k: v["grad_evals"] for k, v in d["phases"].items()}
-    assert sum(evals[k] for k in PHASES - {"sampling", "verdict"}) == \
+    assert evals["shape"] == 13 * 20_000  # mode and +-2.5 sd on each of the 6 whitened axes
+    assert evals["tail"] == 5 * 20_000  # the mode and the 4 farthest draws
+    assert sum(evals[k] for k in PHASES - {"sampling", "verdict", "tail"}) == \
         d["preprocessing_grad_evals"]
     assert evals["sampling"] == d["sampling_grad_evals"] and evals["mode"] > 0
-    seconds = sum(v["seconds"] for k, v in d["phases"].items() if k not in ("sampling",
-                                                                           "verdict"))
+    seconds = sum(v["seconds"] for k, v in d["phases"].items()
+                  if k not in ("sampling", "verdict", "tail"))  # tail: after sampling
     assert seconds == pytest.approx(d["preprocessing_seconds"], rel=0.2, abs=0.05)
     assert d["phases"]["sampling"]["seconds"] == d["sampling_seconds"]
 
