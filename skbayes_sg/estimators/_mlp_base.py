@@ -79,7 +79,10 @@ class _MLPMixin:
         return judge
 
     def _warning(self, verdict, info):
-        """The three lines of the warning of a failing pooled verdict."""
+        """The three lines of the warning of a failing pooled verdict (too few draws to judge:
+        the common warning)."""
+        if verdict.pooled is None:
+            return super()._warning(verdict, info)
         return _pooled_warning(verdict.pooled, info, self.draws_.shape[0], self.max_doublings)
 
     def _hidden(self):

@@ -11,7 +11,7 @@ from sklearn.preprocessing import StandardScaler
 
 from skbayes_sg import BayesianMLPRegressor, ConvergenceWarning
 
-SMALL = dict(hidden_layer_sizes=(8,), n_warmup=100, n_draws=40, thin=2, random_state=0)
+SMALL = dict(hidden_layer_sizes=(8,), n_warmup=100, n_draws=40, thin=2, n_chains=2, random_state=0)
 SIGMA = 0.1
 
 
