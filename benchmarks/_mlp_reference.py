@@ -217,7 +217,8 @@ def get_reference(problem, settings, cache_dir):
     U = potential(problem)
     err, same = check_potential(problem, U)
     path = Path(cache_dir).expanduser() / _key(problem, settings)
-    if path.exists():
+    cached = path.exists()
+    if cached:
         with np.load(path, allow_pickle=False) as f:
             theta, info = f["draws"], json.loads(str(f["info"]))
         print(f"[reference] {problem.name}: draws from {path}", flush=True)
@@ -231,4 +232,4 @@ def get_reference(problem, settings, cache_dir):
         print(f"[reference] {problem.name}: {info['seconds']:.0f} s, cached at {path}",
               flush=True)
     return theta, {**info, "potential_check": err, "library_prior_matches": same,
-                   "cache": str(path), "settings": settings}
+                   "cache": str(path), "from_cache": cached, "settings": settings}

@@ -38,7 +38,8 @@ from _mlp_ref_eval import (PROBLEMS, boundary_figure, classification_metrics, no
                            summarize_reference)
 from _mlp_reference import DEFAULT_CACHE, get_reference, library_estimator
 
-#: per problem: NUTS settings (chains, warm-up, kept draws after thinning, tree depth cap)
+#: per problem: NUTS settings (chains, warm-up, draws of which every ``thin``-th is kept, tree
+#: depth cap); chosen so that each reference takes at most ~10 min on the shared 2-core machine
 SETTINGS = {
     "digits": {"chains": 8, "warmup": 400, "draws": 400, "thin": 2, "max_tree_depth": 7,
                "target_accept": 0.8},
@@ -148,10 +149,10 @@ def table(name, res):
     kind = res["problem"]["kind"]
     cols = COLUMNS[kind]
     sk = [v for k, v in res["methods"].items() if k.startswith("MLP")][0]
-    base = np.mean([r["seconds"] for r in sk])
+    base = np.median([r["seconds"] for r in sk])
     lines = [f"### {name} ({kind}, units {res['problem']['units']}, "
              f"{res['problem']['n_train']} train / {res['problem']['n_test']} held-out rows)", "",
-             f"| method | {HEADS[kind]} | fit s (× scikit-learn net) | "
+             f"| method | {HEADS[kind]} | median fit s (× scikit-learn net) | "
              "library converged |", "|---|" + "---|" * (len(cols) + 2)]
     ref, floor = res["reference"], res["noise_floor"]
     lines.append("| reference (NUTS, all chains) | " + " | ".join(
@@ -161,15 +162,15 @@ def table(name, res):
         format(floor[k], f) for k, f in cols) + " | — | — |")
     for method, runs in res["methods"].items():
         vals = " | ".join(mean_sd([r[k] for r in runs], f) for k, f in cols)
-        secs = [r["seconds"] for r in runs]
+        secs = np.median([r["seconds"] for r in runs])
         conv = [r["converged"] for r in runs if "converged" in r]
-        lines.append(f"| {method} | {vals} | {np.mean(secs):.2f} ({np.mean(secs) / base:.1f}×) "
+        lines.append(f"| {method} | {vals} | {secs:.2f} ({secs / base:.1f}×) "
                      f"| {f'{sum(conv)}/{len(conv)}' if conv else '—'} |")
     return lines
 
 
 def ref_lines(results):
-    lines = ["| problem | prior (weight sds; bias sds) | NUTS settings | seconds | mean "
+    lines = ["| problem | prior (weight sds; bias sds) | NUTS settings | build seconds | mean "
              "leapfrog / draw | tree-depth cap hit | divergences | R-hat on held-out "
              "predictive: median / max / share > 1.1 | potential check |",
              "|---|---|---|---|---|---|---|---|---|"]
@@ -180,8 +181,10 @@ def ref_lines(results):
             f"{v:.3g}" for v in p["bias_sds"])
         lines.append(
             f"| {name} | {p['prior']} ({sds}) | {s['chains']} chains × ({s['warmup']} warm-up + "
-            f"{s['draws'] * s['thin']} kept / {s['thin']}), depth ≤ {s['max_tree_depth']} | "
-            f"{r['seconds']:.0f} | {r['mean_leapfrog']:.0f} | {r['max_depth_hits']:.0%} | "
+            f"{s['draws']} draws, {s['draws'] // s['thin']} kept), "
+            f"depth ≤ {s['max_tree_depth']} | "
+            f"{r['seconds']:.0f}{' (cached)' if r.get('from_cache') else ''} | "
+            f"{r['mean_leapfrog']:.0f} | {r['max_depth_hits']:.0%} | "
             f"{r['divergences']} | {r['rhat_median']:.3f} / {r['rhat_max']:.3f} / "
             f"{r['rhat_frac_over_1.1']:.0%} | {r['potential_check']:.1e} |")
     return lines
@@ -195,9 +198,10 @@ NOTE = ("Metrics on held-out rows against the reference's pooled predictive (mea
         "and sd, noise included), mean shift = mean |m − m_ref| / s_ref, sd ratio = median "
         "s / s_ref; the reference's log-likelihood is its exact mixture's. The noise floor is "
         "one half of the reference's chains scored against the other half. Fit seconds are "
-        "wall seconds of `fit` (the ensemble: its five members' sum), with the ratio to the "
-        "scikit-learn network's in the same run: the machine was shared, so only the ratios "
-        "mean anything. `prior_scale=0.5` and `1/sqrt(d)` sample other posteriors than the "
+        "wall seconds of `fit` (the ensemble: its five members' sum), the median over seeds, "
+        "with the ratio to the scikit-learn network's median in the same run: the machine was "
+        "shared (single fits moved 2-8x with the load), so only the ratios mean anything, "
+        "roughly. `prior_scale=0.5` and `1/sqrt(d)` sample other posteriors than the "
         "reference's (library default prior) and are scored against it all the same.")
 
 
