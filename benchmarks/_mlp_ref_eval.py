@@ -12,6 +12,7 @@ per row, and against the reference predictive (mean ``m``, sd ``s``, noise inclu
 
 import numpy as np
 from scipy.special import logsumexp
+from scipy.stats import norm
 from sklearn.datasets import load_digits, make_moons
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
@@ -120,10 +121,21 @@ def classification_metrics(proba, y, ref):
             "ece": ece(proba, y)}
 
 
+def gaussian_tv(m1, s1, m2, s2, n_grid=4001):
+    """Total variation between ``N(m1, s1^2)`` and ``N(m2, s2^2)`` per row (numerically)."""
+    lo = np.minimum(m1 - 8 * s1, m2 - 8 * s2)[:, None]
+    hi = np.maximum(m1 + 8 * s1, m2 + 8 * s2)[:, None]
+    x = lo + (hi - lo) * np.linspace(0.0, 1.0, n_grid)[None, :]
+    diff = np.abs(norm.pdf(x, m1[:, None], s1[:, None]) - norm.pdf(x, m2[:, None], s2[:, None]))
+    return 0.5 * diff.sum(axis=1) * (hi[:, 0] - lo[:, 0]) / (n_grid - 1)
+
+
 def regression_metrics(mean, sd, y, ref):
-    """RMSE and Gaussian log-likelihood per row; W2, mean shift / ref sd, sd ratio vs ``ref``."""
+    """RMSE and Gaussian log-likelihood per row; W2, TV (to the reference's moment-matched
+    Gaussian), mean shift / ref sd, sd ratio vs ``ref``."""
     ll = -0.5 * np.log(2 * np.pi * sd ** 2) - 0.5 * ((y - mean) / sd) ** 2
     return {"w2": float(np.mean(np.sqrt((mean - ref["mean"]) ** 2 + (sd - ref["sd"]) ** 2))),
+            "tv": float(np.mean(gaussian_tv(mean, sd, ref["mean"], ref["sd"]))),
             "mean_shift": float(np.mean(np.abs(mean - ref["mean"]) / ref["sd"])),
             "sd_ratio": float(np.median(sd / ref["sd"])),
             "rmse": float(np.sqrt(np.mean((y - mean) ** 2))), "loglik": float(np.mean(ll))}

@@ -64,3 +64,10 @@ def test_metrics_on_hand_made_predictives(mods):
                               np.zeros(3), gauss)
     assert r["w2"] == pytest.approx((0 + 3 + 1) / 3)
     assert r["mean_shift"] == pytest.approx(1.0) and r["sd_ratio"] == pytest.approx(1.0)
+    # TV: 0; a 3-sd shift, 2 Phi(1.5) - 1; sd 2 against 1, 2 (Phi(c) - Phi(c / 2)) where the
+    # densities cross at c = sqrt(8 ln 2 / 3)
+    from scipy.stats import norm
+
+    c = np.sqrt(8 * np.log(2) / 3)
+    tv = [0.0, 2 * norm.cdf(1.5) - 1, 2 * (norm.cdf(c) - norm.cdf(c / 2))]
+    assert r["tv"] == pytest.approx(np.mean(tv), abs=1e-6)
