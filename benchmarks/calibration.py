@@ -53,6 +53,7 @@ PLAN = {  # problem -> configurations (--all-pairs: every pair and hmc+full on e
     "linear_noise_diabetes": ["default", "hmc+full", *_SOME, "sghmc+uniform", "sghmc+full"],
     "softmax_20k": ["default", "sghmc+preferential_cv"],  # ABOBA (auto) beside Euler (named)
 }
+PLAN["softmax_digits"] = ["default"]  # multiclass on the exact route (HMC, 650 parameters)
 QUICK_PLAN = {"linear_exact_diabetes": ["default", "sghmc+full"],
               "logistic_400": ["default", "sgld, step_size=5"]}
 

@@ -74,7 +74,9 @@ class HMC(BaseSampler):
     is frozen once its steps are done), so a chain's result never depends on the chains it runs
     with.  ``n_c`` and ``eps_c`` are fixed before the transition, independently of the state, which
     keeps detailed balance.  Gradients are evaluated for all chains at every step of the longest
-    trajectory (counted in the returned gradient evaluations).
+    trajectory (counted in the returned gradient evaluations); from 256 parameters on, for the
+    chains still moving only, and a dense ``M`` multiplies in float32 (any fixed kick field keeps
+    the leapfrog reversible and volume-preserving: the Metropolis test stays exact).
 
     During warm-up dual averaging adapts ``log eps`` per chain from the
     acceptance probability ``a_t`` of each transition (``delta`` the target,

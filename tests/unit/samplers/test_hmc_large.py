@@ -5,6 +5,7 @@ volume-preserving) and a chain's trajectory independent of the chains it runs wi
 """
 
 import numpy as np
+import pytest
 
 from skbayes_sg.samplers import HMC, dense, diagonal
 from skbayes_sg.samplers._hmc import _LARGE
@@ -26,6 +27,7 @@ class _Counting(GaussianTarget):
         return super().estimate(index_rngs, theta, est_state)
 
 
+@pytest.mark.slow
 def test_large_hmc_moments_match_the_target():
     mu, S = gaussian(P, 10.0, seed=11)
     target = GaussianTarget(mu, S)
