@@ -53,7 +53,9 @@ PLAN = {  # problem -> configurations (--all-pairs: every pair and hmc+full on e
     "linear_noise_diabetes": ["default", "hmc+full", *_SOME, "sghmc+uniform", "sghmc+full"],
     "softmax_20k": ["default", "sghmc+preferential_cv"],  # ABOBA (auto) beside Euler (named)
 }
-PLAN["softmax_digits"] = ["default"]  # multiclass on the exact route (HMC, 650 parameters)
+# softmax_digits (multiclass on the exact route) is not planned: the dense-mass NUTS reference
+# does not converge on it (tree depth 10 every iteration, R-hat 1.7 after 4 x 1,500); its row
+# in results/calibration_multiclass.md uses NUTS on the Laplace-whitened potential instead
 QUICK_PLAN = {"linear_exact_diabetes": ["default", "sghmc+full"],
               "logistic_400": ["default", "sgld, step_size=5"]}
 
