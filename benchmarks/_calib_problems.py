@@ -13,7 +13,8 @@ and for jax.numpy; ``_references.check_potential`` compares it with the fitted e
 from dataclasses import dataclass, field
 
 import numpy as np
-from sklearn.datasets import load_breast_cancer, load_diabetes
+from sklearn.datasets import load_breast_cancer, load_diabetes, load_digits
+from sklearn.preprocessing import StandardScaler
 
 from skbayes_sg import BayesianLinearRegression, BayesianLogisticRegression
 
@@ -109,6 +110,7 @@ def make_problems(quick=False):
                        note="synthetic 20,000 x 8, 5 classes, equicorrelation 0.5 (from 10,000 "
                             "rows the default runs SGHMC's ABOBA splitting); compared "
                             "class-centred"))
+    out.append(_digits())
     return out + rare_problems()
 
 
@@ -129,6 +131,15 @@ def rare_problems():
     """The rare-event problems (own generators: the other problems' data are unchanged)."""
     return [_rare("logistic_rare4_10k", 10_000, 4, 37), _rare("logistic_rare1_10k", 10_000, 1, 38),
             _rare("logistic_rare4_100k", 100_000, 4, 39)]
+
+
+def _digits():
+    """sklearn digits, standardized as a user would (StandardScaler: constant pixels stay 0):
+    the exact route's multiclass case (1,797 x 64, 10 classes, 650 parameters)."""
+    Xg, yg = load_digits(return_X_y=True)
+    return Problem("softmax_digits", "logistic", StandardScaler().fit_transform(Xg), yg, "nuts",
+                   note="sklearn digits (1,797 x 64, 10 classes, StandardScaler; the default "
+                        "runs HMC on the exact gradient); compared class-centred")
 
 
 def make_estimator(problem, **params):

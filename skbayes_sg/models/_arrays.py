@@ -57,6 +57,9 @@ def class_response_grad(rt, X, out):
     """``out[c, k] = sum_i rt[c, k, i] x_i`` ``(C, R, d)`` for any ``X`` (dense or sparse)."""
     if not isinstance(X, np.ndarray):  # sparse (a plain isinstance: no ABC check per step)
         out[...] = sparse_response_grad(X, np.ascontiguousarray(rt))
+    elif X.ndim == 2 and rt.flags.c_contiguous:  # one product for every chain and class
+        C, R, b = rt.shape
+        out[...] = (rt.reshape(C * R, b) @ X).reshape(C, R, -1)
     else:
         np.matmul(rt, X, out=out)
     return out
@@ -97,4 +100,7 @@ def class_predictor(X, W):
     X = as_compute(X, W.dtype)
     if not isinstance(X, np.ndarray):
         return sparse_predictor(X, W)
-    return np.matmul(W, X.T if X.ndim == 2 else X.transpose(0, 2, 1))
+    if X.ndim == 2:  # one product for every chain and class (a stack of small ones is slower)
+        C, R, d = W.shape
+        return (W.reshape(C * R, d) @ X.T).reshape(C, R, -1)
+    return np.matmul(W, X.transpose(0, 2, 1))
