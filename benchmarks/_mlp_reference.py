@@ -233,3 +233,26 @@ def get_reference(problem, settings, cache_dir):
               flush=True)
     return theta, {**info, "potential_check": err, "library_prior_matches": same,
                    "cache": str(path), "from_cache": cached, "settings": settings}
+
+
+def reference_cli(doc, tag, seeds, **extra):
+    """The options of a script scored against these references (``--cache-dir``,
+    ``--problems``, ``--seeds``: ``seeds = (quick, full)`` by default, and ``extra``), or None
+    (with a "skipped" JSON written) when jax/numpyro are missing."""
+    from _common import cli, jax_versions, write_json
+    from _mlp_ref_eval import PROBLEMS
+
+    args = cli(doc, cache_dir={"default": None, "help": f"default {DEFAULT_CACHE}"},
+               problems={"nargs": "+", "default": list(PROBLEMS), "choices": list(PROBLEMS)},
+               seeds={"type": int, "default": None}, **extra)
+    if jax_versions(("numpyro",), f"[{tag}] jax/numpyro needed ({{exc}}): pip install "
+                    "'skbayes_sg[bench]'") is None:
+        write_json(args.json, {"skipped": "jax/numpyro not importable"})
+        return None
+    if args.cache_dir is None:
+        import tempfile
+
+        args.cache_dir = tempfile.mkdtemp() if args.quick else DEFAULT_CACHE
+    args.seeds = args.seeds or seeds[0 if args.quick else 1]
+    return args
+

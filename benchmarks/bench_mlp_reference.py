@@ -24,19 +24,17 @@ arguments of the library's estimator as JSON).
 
 import json
 import os
-import tempfile
 import time
 import warnings
 
 import numpy as np
 from sklearn.neural_network import MLPClassifier, MLPRegressor
 
-from _common import (cli, header, jax_versions, mean_sd, quiet_fit, save_plot, write_json,
-                     write_markdown)
+from _common import header, mean_sd, quiet_fit, save_plot, write_json, write_markdown
 from _mlp_ref_eval import (PROBLEMS, boundary_figure, classification_metrics, noise_floor,
                            reference_metrics, reference_predictive, regression_metrics,
                            summarize_reference)
-from _mlp_reference import DEFAULT_CACHE, get_reference, library_estimator
+from _mlp_reference import get_reference, library_estimator, reference_cli
 
 #: per problem: NUTS settings (chains, warm-up, draws of which every ``thin``-th is kept, tree
 #: depth cap); chosen so that each reference takes at most ~10 min on the shared 2-core machine
@@ -213,17 +211,10 @@ NOTE = ("Metrics on held-out rows against the reference's pooled predictive (mea
 
 
 def main():
-    args = cli(__doc__, cache_dir={"default": None, "help": f"default {DEFAULT_CACHE}"},
-               problems={"nargs": "+", "default": list(PROBLEMS), "choices": list(PROBLEMS)},
-               seeds={"type": int, "default": None},
-               variant={"action": "append", "default": [], "help": "NAME=JSON kwargs"})
-    if jax_versions(("numpyro",), "[mlp-reference] jax/numpyro needed ({exc}): pip install "
-                    "'skbayes_sg[bench]'") is None:
-        write_json(args.json, {"skipped": "jax/numpyro not importable"})
+    args = reference_cli(__doc__, "mlp-reference", (1, 3),
+                         variant={"action": "append", "default": [], "help": "NAME=JSON kwargs"})
+    if args is None:
         return
-    if args.cache_dir is None:
-        args.cache_dir = tempfile.mkdtemp() if args.quick else DEFAULT_CACHE
-    args.seeds = args.seeds or (1 if args.quick else 3)
     extra = {}
     for v in args.variant:
         name, kw = v.split("=", 1)

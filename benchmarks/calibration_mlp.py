@@ -20,16 +20,15 @@ it, which is what this table checks.
 """
 
 import os
-import tempfile
 import time
 import warnings
 
 import numpy as np
 
-from _common import cli, header, jax_versions, write_json, write_markdown
+from _common import header, write_json, write_markdown
 from _mlp_ref_eval import (PROBLEMS, classification_metrics, reference_predictive,
                            regression_metrics, summarize_reference)
-from _mlp_reference import DEFAULT_CACHE, get_reference, library_estimator
+from _mlp_reference import get_reference, library_estimator, reference_cli
 from bench_mlp_reference import QUICK_FIT, QUICK_SETTINGS, SETTINGS
 
 
@@ -82,17 +81,10 @@ def table(results, tolerance):
 
 
 def main():
-    args = cli(__doc__, cache_dir={"default": None, "help": f"default {DEFAULT_CACHE}"},
-               problems={"nargs": "+", "default": list(PROBLEMS), "choices": list(PROBLEMS)},
-               seeds={"type": int, "default": None},
-               tolerance={"type": float, "default": 0.05})
-    if jax_versions(("numpyro",), "[calibration-mlp] jax/numpyro needed ({exc}): pip install "
-                    "'skbayes_sg[bench]'") is None:
-        write_json(args.json, {"skipped": "jax/numpyro not importable"})
+    args = reference_cli(__doc__, "calibration-mlp", (2, 12),
+                         tolerance={"type": float, "default": 0.05})
+    if args is None:
         return
-    if args.cache_dir is None:
-        args.cache_dir = tempfile.mkdtemp() if args.quick else DEFAULT_CACHE
-    args.seeds = args.seeds or (2 if args.quick else 12)
     results = {}
     for name in args.problems:
         problem = PROBLEMS[name](args.quick, args.data_dir)

@@ -1,7 +1,5 @@
 """BayesianMLPClassifier."""
 
-import numpy as np
-
 from sklearn.base import ClassifierMixin
 
 from ..models import MLPModel
