@@ -43,6 +43,8 @@ def _what(info, max_doublings):
     """First line: how long the chains ran, and why the run stopped there."""
     steps, done = info["sampling_steps"], info["n_doublings"]
     head = f"Chains not converged in {steps:,} sampling steps each"
+    if info.get("extension_diverged"):
+        return head + "; a longer run diverged (diagnostics_['extension_diverged'])."
     need = info.get("doublings_needed")
     if need is None:
         return head + (f" ({done} doublings, max_doublings={max_doublings})." if done else ".")

@@ -110,7 +110,8 @@ def _pooled_problem(pooled, n_chains):
 def _pooled_warning(pooled, info, n_chains, max_doublings):
     """Three lines: the error and the run, why, and what to do."""
     head = (f"Pooled predictive Monte-Carlo error {pooled.error:.3g} > {pooled.tolerance} (mean "
-            f"total variation) after {info['sampling_steps']:,} steps per chain.")
+            f"total variation) after {info['sampling_steps']:,} steps per chain"
+            + ("; a longer run diverged." if info.get("extension_diverged") else "."))
     why = (f"Chains in different modes are expected for a network; {pooled.modes_share:.0%} of "
            "the error is their spread.")
     if pooled.modes_share >= 0.5 or not np.isfinite(pooled.doublings):

@@ -17,9 +17,12 @@ adapted step size (no new warm-up) and control-variate / SVRG anchors are recomp
 
 Runs with fewer than ``2 * ESS_PER_CHAIN`` stored draws per chain are not extended: thinning
 cannot lift their ESS to ``ESS_PER_CHAIN`` per chain, so doubling would only spend the budget.
-A verdict on the pooled predictive (``verdict.pooled``, the networks') projects its own
-doublings (:func:`~skbayes_sg.diagnostics.pooled_error`): from the first judgement, a run that
-doublings cannot bring to the tolerance stops.
+A verdict on the pooled predictive (``verdict.pooled``, the networks') asks for no ESS per
+chain, so any run may be extended, and projects its own doublings
+(:func:`~skbayes_sg.diagnostics.pooled_error`): from the first judgement, a run that doublings
+cannot bring to the tolerance stops.  An extension that diverges (a restarted thermostat on a
+tiny data set) ends the extensions: the draws so far stand and are judged, and
+``info["extension_diverged"]`` keeps the error for the warning.
 
 Nor are runs the budget cannot rescue.  After a doubling, :func:`doublings_needed` extrapolates
 the fall of ``R-hat^2 - 1`` (the between- over the within-chain variance of the worst quantity:
@@ -37,6 +40,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..diagnostics import ESS_PER_CHAIN, RHAT_MAX
+from ..utils import DivergenceError
 from ._fit import Run, sample
 
 __all__ = ["doublings_needed", "extend_until_converged"]
@@ -74,10 +78,10 @@ def extend_until_converged(plan, streams, run, judge, *, max_doublings, n_draws,
     ``sampling_steps`` and ``doublings_needed``; and the final assessment.
     """
     draws, evals, steps, info, seconds = run
-    if n_draws < 2 * ESS_PER_CHAIN:
-        max_doublings = 0
     early = max_doublings > 0  # a failing R-hat decides; the ESS are left for the last verdict
     verdict, rounds, before, projected = judge(draws, early=early), 0, None, None
+    if verdict.pooled is None and n_draws < 2 * ESS_PER_CHAIN:
+        max_doublings = 0
     while not verdict.converged and rounds < max_doublings:
         if verdict.pooled is not None or before is not None:
             projected = (verdict.pooled.doublings if verdict.pooled is not None
@@ -92,8 +96,14 @@ def extend_until_converged(plan, streams, run, judge, *, max_doublings, n_draws,
             progress.write(f"Not converged yet ({verdict.problems[0]}); extending the sampling "
                            f"phase to {2 * spacing * n_draws} steps per chain "
                            f"(doubling {rounds} of at most {max_doublings}).")
-        new = sample(start, noise, index, float(np.mean(steps)), n_warmup=0, n_draws=n_draws,
-                     thin=spacing, n_jobs=n_jobs, progress=progress, min_seconds=min_seconds)
+        try:
+            new = sample(start, noise, index, float(np.mean(steps)), n_warmup=0,
+                         n_draws=n_draws, thin=spacing, n_jobs=n_jobs, progress=progress,
+                         min_seconds=min_seconds)
+        except DivergenceError as err:  # the draws so far stand, judged as they are
+            rounds -= 1
+            info = {**info, "extension_diverged": str(err)}
+            break
         draws = _thin_pair(draws, new.draws)
         evals, steps, seconds = evals + new.n_grad_evals, new.step_sizes, seconds + new.seconds
         info = {**new.info, "step_size_retries": info.get("step_size_retries", 0)}

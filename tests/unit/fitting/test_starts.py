@@ -37,9 +37,39 @@ def _fit(X, y, **kw):
         return BayesianMLPClassifier(**{**SHORT, "random_state": 0, **kw}).fit(X, y)
 
 
-def test_default_draws_leave_room_for_the_verdict():
-    # ESS >= 100 per chain needs more than 100 draws per chain, and extension needs 2x that
-    assert BayesianMLPClassifier().n_draws >= 2 * ESS_PER_CHAIN
+def _noisy_labels():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(150, 2))
+    return X, (X[:, 0] + rng.normal(size=150) > 0).astype(int)
+
+
+NOISY = dict(hidden_layer_sizes=(4,), n_warmup=50, n_draws=40, thin=1, n_chains=1,
+             max_doublings=3, random_state=0)
+
+
+def test_a_network_run_shorter_than_the_ess_rule_is_extended():
+    # the pooled verdict asks for no ESS per chain: 40 draws (< 2 * ESS_PER_CHAIN) are doubled
+    assert NOISY["n_draws"] < 2 * ESS_PER_CHAIN
+    est = BayesianMLPClassifier(**NOISY).fit(*_noisy_labels())
+    d = est.diagnostics_
+    assert d["n_doublings"] >= 1 and d["converged"]
+    assert d["pooled_error"] <= d["pooled_error_tolerance"]
+    assert d["sampling_steps"] == 40 * 2 ** d["n_doublings"]
+
+
+def test_a_diverging_extension_keeps_the_draws_so_far(monkeypatch):
+    from skbayes_sg.fitting import _extend
+    from skbayes_sg.utils import DivergenceError
+
+    def diverge(*args, **kwargs):  # fault injection: every extension round diverges
+        raise DivergenceError("Chain 0 diverged during sampling (step 3).")
+
+    monkeypatch.setattr(_extend, "sample", diverge)
+    with pytest.warns(ConvergenceWarning, match="a longer run diverged"):
+        est = BayesianMLPClassifier(**NOISY).fit(*_noisy_labels())
+    d = est.diagnostics_
+    assert d["n_doublings"] == 0 and d["sampling_steps"] == 40 and not d["converged"]
+    assert "diverged" in d["extension_diverged"] and np.all(np.isfinite(est.draws_))
 
 
 def test_adam_starts_are_separate_optima(blobs):
