@@ -80,10 +80,8 @@ if __name__ == "__main__":
     classification("BayesianLogisticRegression (breast cancer)",
                    BayesianLogisticRegression(random_state=0, **SHORT),
                    *load_breast_cancer(return_X_y=True))
-    # A network's posterior mixes slowly even in function space: on digits the default run
-    # (16,000 sampling steps per chain after 3 doublings, a few seconds) ends near a predictive
-    # R-hat of 1.2 and warns, truthfully; the chains' mean predicted probabilities then differ
-    # by a few hundredths at most, and the pooled predictions are accurate and calibrated.
+    # A network's four chains sit in different modes (each at its own Adam run); predict_proba
+    # averages them, and the verdict is the Monte-Carlo error of that average.
     classification("BayesianMLPClassifier (digits)",
                    BayesianMLPClassifier(hidden_layer_sizes=(32,), random_state=0, **SHORT),
                    *load_digits(return_X_y=True))

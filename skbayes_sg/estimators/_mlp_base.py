@@ -19,7 +19,7 @@ def judged_rows(n_rows, n_judged=_JUDGED_ROWS):
 
 class _MLPMixin:
     """The network's parameters (``hidden_layer_sizes``, ``activation``), ``coefs_`` /
-    ``intercepts_`` and the verdict in function space.
+    ``intercepts_`` and the verdict on the pooled predictive.
 
     A subclass gives ``_judged_noun`` and ``_judge_parts()``: ``(values, pooled)``, where
     ``values(model, draws (S, p), X, y) -> (S, rows)`` are the identified functions of a

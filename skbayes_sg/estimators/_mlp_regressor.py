@@ -57,7 +57,8 @@ class BayesianMLPRegressor(_MLPMixin, _NormalizeYMixin, RegressorMixin, _BaseSGM
     :class:`BayesianMLPClassifier`.  The noise prior is the linear regressor's,
     ``noise_std^2 ~ InvGamma(1, 0.01 var(y))``.  ``predict(X, return_std=True)`` gives the
     posterior-predictive sd: the spread of the network's output over the draws plus the noise.
-    The verdict is taken in function space: on the predictive means of up to 100 training rows.
+    The verdict is the Monte-Carlo error of the pooled predictive (its means, in units of its
+    sd) on up to 100 training rows, as the classifier's.
 
 {REPORT_NOTES}
 {REFERENCES}

@@ -22,7 +22,8 @@ def convergence_warnings(diagnostics):
     -------
     warnings : list of str
         The convergence problems ``fit`` found (``diagnostics["convergence_problems"]``: the one
-        judgement of :func:`skbayes_sg.diagnostics.assess`, in function space for the MLP),
+        judgement of :func:`skbayes_sg.diagnostics.assess`; the networks': the pooled predictive's
+        Monte-Carlo error),
         step-size retries and HMC divergences; empty when none were found.
     """
     out = list(diagnostics.get("convergence_problems", ()))
