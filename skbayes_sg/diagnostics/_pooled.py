@@ -14,7 +14,9 @@ modes' share of the variance, which projects the doublings, comes from the unflo
 A row's error is in total-variation units, the distance the NeurIPS 2021 approximate-inference
 competition measured predictive distributions by: ``0.5 sum_k se_k`` over the class
 probabilities; for a Gaussian predictive of sd ``sigma`` whose mean has standard error ``se``,
-``se / (sigma sqrt(2 pi))`` (the total variation of a small shift of the mean).
+``se / (sigma sqrt(2 pi))`` (the total variation of a small shift of the mean), plus, where the
+noise sd is sampled, ``2 phi(1) se(log noise sd)`` times the noise's share of the row's variance
+(the total variation of a small change of the sd).
 """
 
 from typing import NamedTuple
@@ -59,7 +61,29 @@ def _components(values):
     return modes, within, share
 
 
-def pooled_error(values, *, tolerance, scale=None, max_doublings=30):
+def _parts(values, C, rows, scale, log_noise):
+    """``[(error, modes_share), ...]`` of the parts of a row's total variation: the class
+    probabilities; or a Gaussian's mean and, with ``log_noise``, its noise sd."""
+    modes, within, share = _components(values.reshape(C, values.shape[1], -1))
+    if scale is None:
+        return [(float(0.5 * np.sqrt((modes + within) / C).reshape(rows, -1).sum(axis=1).mean()),
+                 share)]
+    parts = [(float(np.mean(np.sqrt((modes + within) / C) / (np.sqrt(2 * np.pi) * scale))),
+              share)]
+    if log_noise is not None:
+        # N(m, s^2) against N(m, s^2 (1 + e)^2): TV ~ |e| E|Z^2 - 1| / 2 = 2 phi(1) |e|; a change
+        # of log sigma moves a row's sd by the noise's share sigma^2 / s^2 of it
+        n_modes, n_within, n_share = _components(log_noise.reshape(C, -1, 1))
+        se = float(np.sqrt((n_modes + n_within)[0] / C))
+        weight = np.exp(2.0 * np.mean(log_noise)) / scale**2
+        parts.append((float(2.0 * _PHI_1 * se * np.mean(np.minimum(weight, 1.0))), n_share))
+    return parts
+
+
+_PHI_1 = float(np.exp(-0.5) / np.sqrt(2.0 * np.pi))  # the standard normal density at 1
+
+
+def pooled_error(values, *, tolerance, scale=None, log_noise=None, max_doublings=30):
     """The Monte-Carlo error of the pooled mean of ``values`` over chains and draws.
 
     Parameters
@@ -71,6 +95,9 @@ def pooled_error(values, *, tolerance, scale=None, max_doublings=30):
         The error (mean total variation over the rows) a pooled predictive may carry.
     scale : ndarray of shape (n_rows,), optional
         The Gaussian predictive's sd per row (means only).
+    log_noise : ndarray of shape (n_chains, n_draws), optional
+        Per draw, the log of the Gaussian's noise sd (with ``scale``): its Monte-Carlo error
+        moves every row's predictive sd, and adds to the rows' error.
     max_doublings : int, default=30
         Largest number of doublings searched before ``doublings`` is ``inf``.
 
@@ -79,16 +106,13 @@ def pooled_error(values, *, tolerance, scale=None, max_doublings=30):
     PooledError
     """
     C, D, rows = values.shape[:3]
-    modes, within, share = _components(values.reshape(C, D, -1))
-    if scale is None:
-        def tv(var):
-            return 0.5 * np.sqrt(var / C).reshape(rows, -1).sum(axis=1).mean()
-    else:
-        def tv(var):
-            return float(np.mean(np.sqrt(var / C) / (np.sqrt(2 * np.pi) * scale)))
-    error = float(tv(modes + within))
-    # a doubling halves the within part: with the same share on every row the error scales by
-    # sqrt(share + (1 - share) / 2^k)
-    doublings = next((float(k) for k in range(max_doublings + 1)
-                      if error * np.sqrt(share + (1.0 - share) / 2.0**k) <= tolerance), np.inf)
-    return PooledError(error, share, doublings, float(tolerance))
+    parts = _parts(values, C, rows, scale, log_noise)
+    error = sum(e for e, _ in parts)
+    share = sum(e * e * sh for e, sh in parts) / sum(e * e for e, _ in parts) if error > 0 else 0.0
+
+    def after(k):  # a doubling halves each part's within variance
+        return sum(e * np.sqrt(sh + (1.0 - sh) / 2.0**k) for e, sh in parts)
+
+    doublings = next((float(k) for k in range(max_doublings + 1) if after(k) <= tolerance),
+                     np.inf)
+    return PooledError(error, float(share), doublings, float(tolerance))

@@ -93,7 +93,7 @@ class BayesianMLPClassifier(_MLPMixin, _ClassifierMixin, ClassifierMixin, _BaseS
     def _judge_parts():
         """Predictive log-probabilities ``log p(y_i | x_i, theta)``; pooled: class probabilities."""
         return ((lambda model, draws, X, y: -model.nll(draws, X, y)),
-                (lambda model, draws, X: (model.predict_output(draws, X), None)))
+                (lambda model, draws, X: (model.predict_output(draws, X), None, None)))
 
     def __init__(self, *, hidden_layer_sizes=(100,), activation="relu", prior_scale=1.0,
                  prior_scaling="none",

@@ -24,8 +24,9 @@ class _MLPMixin:
     A subclass gives ``_judged_noun`` and ``_judge_parts()``: ``(values, pooled)``, where
     ``values(model, draws (S, p), X, y) -> (S, rows)`` are the identified functions of a
     training row whose R-hat and ESS ``diagnostics_`` reports, and ``pooled(model, draws, X) ->
-    (mean, scale)`` what the predictive averages (class probabilities ``(S, rows, K)`` and
-    None, or Gaussian means ``(S, rows)`` and the predictive sd per row).
+    (mean, scale, log_noise)`` what the predictive averages (class probabilities ``(S, rows, K)``
+    and None, None; or Gaussian means ``(S, rows)``, the predictive sd per row and the draws'
+    log noise sd ``(S,)``).
     """
 
     _mlp_constraints = {
@@ -70,8 +71,9 @@ class _MLPMixin:
             verdict = assess(judged, noun=noun)
             if D < MIN_DRAWS:
                 return verdict
-            mean, scale = pooled_values(model, flat, X)
+            mean, scale, log_noise = pooled_values(model, flat, X)
             pooled = pooled_error(mean.reshape(C, D, *mean.shape[1:]), scale=scale,
+                                  log_noise=None if log_noise is None else log_noise.reshape(C, D),
                                   tolerance=POOLED_TOLERANCE)
             problems = () if pooled.error <= pooled.tolerance else (_pooled_problem(pooled, C),)
             return verdict._replace(problems=problems, pooled=pooled)

@@ -96,11 +96,12 @@ class BayesianMLPRegressor(_MLPMixin, _NormalizeYMixin, RegressorMixin, _BaseSGM
 
     @staticmethod
     def _judge_parts():
-        """The network's outputs (predictive means); pooled: the means and the predictive sd."""
+        """The network's outputs (predictive means); pooled: the means, the predictive sd and
+        the log noise sd."""
         def pooled(model, draws, X):
             means = model.predict_output(draws, X)
-            noise = np.mean(model.unpack(draws)["noise_std"] ** 2)
-            return means, np.sqrt(means.var(axis=0) + noise)
+            sigma = model.unpack(draws)["noise_std"]
+            return means, np.sqrt(means.var(axis=0) + np.mean(sigma**2)), np.log(sigma)
 
         return (lambda model, draws, X, y: model.predict_output(draws, X)), pooled
 

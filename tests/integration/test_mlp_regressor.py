@@ -149,7 +149,7 @@ def test_bad_parameters_raise():
         BayesianMLPRegressor(normalize_y="yes").fit(X, y)
 
 
-def test_verdict_is_the_pooled_error_of_the_predictive_means():
+def test_verdict_is_the_pooled_error_of_the_gaussian_predictive():
     from skbayes_sg.diagnostics import pooled_error
     from skbayes_sg.estimators._mlp_base import judged_rows
 
@@ -162,8 +162,12 @@ def test_verdict_is_the_pooled_error_of_the_predictive_means():
     C, D, p = reg.draws_.shape
     flat = reg.draws_.reshape(C * D, p)
     means = reg.model_.predict_output(flat, X[rows])
-    sd = np.sqrt(means.var(axis=0) + np.mean(reg.model_.unpack(flat)["noise_std"] ** 2))
-    # in units of the predictive sd: the same for y and 1000 y
-    expected = pooled_error(means.reshape(C, D, -1), scale=sd, tolerance=0.02).error
+    sigma = reg.model_.unpack(flat)["noise_std"]
+    sd = np.sqrt(means.var(axis=0) + np.mean(sigma**2))
+    # in units of the predictive sd (the same for y and 1000 y), the noise sd's error included
+    expected = pooled_error(means.reshape(C, D, -1), scale=sd, tolerance=0.02,
+                            log_noise=np.log(sigma).reshape(C, D)).error
+    means_only = pooled_error(means.reshape(C, D, -1), scale=sd, tolerance=0.02).error
     assert reg.diagnostics_["pooled_error"] == pytest.approx(expected, rel=1e-12)
+    assert expected > means_only
     assert f"Monte-Carlo error {expected:.3g} > " in str(record[0].message)

@@ -56,3 +56,20 @@ def test_one_chain_and_constant_quantities():
     assert one.modes_share == 0.0 and one.error > 0
     const = pooled_error(np.ones((2, 50, 10, 3)) / 3.0, tolerance=0.02)
     assert const.error < 1e-12 and const.doublings == 0.0
+
+
+def test_the_noise_sd_adds_its_total_variation():
+    # constant means: only the noise sd's error counts, 2 phi(1) se(log sigma) times the
+    # noise's share of each row's variance
+    rng = np.random.default_rng(4)
+    C, D, rows = 6, 300, 40
+    means = np.zeros((C, D, rows))
+    log_noise = rng.normal(0.0, 0.05, size=(C, 1)) + rng.normal(0.0, 0.2, size=(C, D))
+    sigma2 = np.exp(2 * log_noise.mean())
+    scale = np.sqrt(sigma2 * np.linspace(1.0, 4.0, rows))  # the noise's share: 1 down to 1/4
+    got = pooled_error(means, scale=scale, log_noise=log_noise, tolerance=1.0)
+    var = 0.05**2 + 0.2**2 / D  # per chain mean of log sigma: modes plus its own error
+    phi1 = np.exp(-0.5) / np.sqrt(2 * np.pi)
+    truth = 2 * phi1 * np.sqrt(var / C) * np.mean(sigma2 / scale**2)
+    assert truth * 0.6 <= got.error <= truth * 1.5  # 5 degrees of freedom between the chains
+    assert got.modes_share > 0.8
