@@ -68,6 +68,8 @@ def _parts(values, C, rows, scale, log_noise):
     if scale is None:
         return [(float(0.5 * np.sqrt((modes + within) / C).reshape(rows, -1).sum(axis=1).mean()),
                  share)]
+    if not np.all(np.isfinite(scale)):  # an overflowed predictive: no error can be given
+        return [(np.inf, 0.0)]
     parts = [(float(np.mean(np.sqrt((modes + within) / C) / (np.sqrt(2 * np.pi) * scale))),
               share)]
     if log_noise is not None:
@@ -75,8 +77,10 @@ def _parts(values, C, rows, scale, log_noise):
         # of log sigma moves a row's sd by the noise's share sigma^2 / s^2 of it
         n_modes, n_within, n_share = _components(log_noise.reshape(C, -1, 1))
         se = float(np.sqrt((n_modes + n_within)[0] / C))
-        weight = np.exp(2.0 * np.mean(log_noise)) / scale**2
-        parts.append((float(2.0 * _PHI_1 * se * np.mean(np.minimum(weight, 1.0))), n_share))
+        with np.errstate(over="ignore", invalid="ignore"):
+            weight = np.exp(2.0 * np.mean(log_noise)) / scale**2
+        weight = np.where(np.isfinite(weight), np.minimum(weight, 1.0), 1.0)  # overflowed: all
+        parts.append((float(2.0 * _PHI_1 * se * np.mean(weight)), n_share))
     return parts
 
 
@@ -108,7 +112,8 @@ def pooled_error(values, *, tolerance, scale=None, log_noise=None, max_doublings
     C, D, rows = values.shape[:3]
     parts = _parts(values, C, rows, scale, log_noise)
     error = sum(e for e, _ in parts)
-    share = sum(e * e * sh for e, sh in parts) / sum(e * e for e, _ in parts) if error > 0 else 0.0
+    share = (sum(e * e * sh for e, sh in parts) / sum(e * e for e, _ in parts)
+             if 0.0 < error < np.inf else 0.0)
 
     def after(k):  # a doubling halves each part's within variance
         return sum(e * np.sqrt(sh + (1.0 - sh) / 2.0**k) for e, sh in parts)

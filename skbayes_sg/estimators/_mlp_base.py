@@ -116,7 +116,9 @@ def _pooled_warning(pooled, info, n_chains, max_doublings):
             + ("; a longer run diverged." if info.get("extension_diverged") else "."))
     why = (f"Chains in different modes are expected for a network; {pooled.modes_share:.0%} of "
            "the error is their spread.")
-    if pooled.modes_share >= 0.5 or not np.isfinite(pooled.doublings):
+    if not np.isfinite(pooled.error):
+        todo = "Predictions are not finite on the training rows: see diagnostics_ and summary()."
+    elif pooled.modes_share >= 0.5 or not np.isfinite(pooled.doublings):
         need = int(np.ceil(n_chains * (pooled.error / pooled.tolerance) ** 2))
         todo = f"Increase n_chains (about {need} reach the tolerance)."
     else:

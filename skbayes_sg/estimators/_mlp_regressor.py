@@ -100,8 +100,10 @@ class BayesianMLPRegressor(_MLPMixin, _NormalizeYMixin, RegressorMixin, _BaseSGM
         the log noise sd."""
         def pooled(model, draws, X):
             means = model.predict_output(draws, X)
-            sigma = model.unpack(draws)["noise_std"]
-            return means, np.sqrt(means.var(axis=0) + np.mean(sigma**2)), np.log(sigma)
+            log_sigma = draws[:, -1]  # the model's last coordinate (``log_noise_std``)
+            with np.errstate(over="ignore"):
+                noise = np.mean(np.exp(2.0 * log_sigma))
+            return means, np.sqrt(means.var(axis=0) + noise), log_sigma
 
         return (lambda model, draws, X, y: model.predict_output(draws, X)), pooled
 

@@ -73,3 +73,9 @@ def test_the_noise_sd_adds_its_total_variation():
     truth = 2 * phi1 * np.sqrt(var / C) * np.mean(sigma2 / scale**2)
     assert truth * 0.6 <= got.error <= truth * 1.5  # 5 degrees of freedom between the chains
     assert got.modes_share > 0.8
+
+
+def test_a_non_finite_predictive_sd_is_an_infinite_error():
+    values = np.zeros((2, 10, 3))
+    got = pooled_error(values, scale=np.array([1.0, np.inf, 1.0]), tolerance=0.02)
+    assert got.error == np.inf and not got.error <= got.tolerance
