@@ -31,6 +31,15 @@ def cancer():
 
 
 @pytest.fixture(scope="session")
+def noisy_logistic():
+    """20,000 rows: uniform minibatches of 100 are far too noisy for a useful step."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(20_000, 4))
+    y = (X @ np.array([1.0, -2.0, 0.5, 0.0]) + rng.logistic(size=20_000) > 0).astype(int)
+    return X, y
+
+
+@pytest.fixture(scope="session")
 def diabetes_problem():
     """All ten standardized diabetes features, standardized y, LS noise."""
     X, y = _standardize(*load_diabetes(return_X_y=True))

@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_breast_cancer, load_diabetes, make_blobs, make_classification
+from sklearn.datasets import load_diabetes, make_blobs, make_classification
 from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
 from sklearn.preprocessing import StandardScaler
 
@@ -31,23 +31,8 @@ def _caught(fit):
 
 
 @pytest.fixture(scope="module")
-def cancer():
-    X, y = load_breast_cancer(return_X_y=True)
-    return StandardScaler().fit_transform(X), y
-
-
-@pytest.fixture(scope="module")
 def small():
     return make_classification(400, 5, random_state=0)
-
-
-@pytest.fixture(scope="module")
-def noisy():
-    """20,000 rows: uniform minibatches of 100 are far too noisy for a useful step."""
-    rng = np.random.default_rng(1)
-    X = rng.normal(size=(20_000, 4))
-    y = (X @ np.array([1.0, -2.0, 0.5, 0.0]) + rng.logistic(size=20_000) > 0).astype(int)
-    return X, y
 
 
 @pytest.fixture(scope="module")
@@ -134,9 +119,9 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_every_warning_is_three_short_lines(case, cancer, small, noisy, blobs):
+def test_every_warning_is_three_short_lines(case, cancer, small, noisy_logistic, blobs):
     fit, category, phrase = CASES[case]
-    data = {"cancer": cancer, "small": small, "noisy": noisy, "blobs": blobs}
+    data = {"cancer": cancer, "small": small, "noisy": noisy_logistic, "blobs": blobs}
     caught = _caught(lambda: fit(data))
     assert [w for w in caught if w.category is category and phrase in str(w.message)], \
         [str(w.message) for w in caught]
@@ -162,8 +147,8 @@ def test_convergence_warning_keeps_the_figures_and_summary_the_details(small):
         d["convergence_problems"])
 
 
-def test_noise_advice_names_the_step_that_ran(noisy):
-    X, y = noisy
+def test_noise_advice_names_the_step_that_ran(noisy_logistic):
+    X, y = noisy_logistic
     est = BayesianLogisticRegression(subsampling="uniform", batch_size=100, **SHORT)
     text = str(next(w.message for w in _caught(lambda: est.fit(X, y))
                     if w.category is ConvergenceWarning))
@@ -176,7 +161,7 @@ def test_noise_advice_names_the_step_that_ran(noisy):
 @pytest.mark.parametrize("data, params", [
     ("cancer", dict(step_size=1.0)),                                          # sampler="auto"
     ("small", dict(sampler="sgld", step_size=5.0, n_warmup=0)),              # a named sampler
-    ("noisy", dict(sampler="sghmc", subsampling="control_variates", batch_size=100,
+    ("noisy_logistic", dict(sampler="sghmc", subsampling="control_variates", batch_size=100,
                    step_size=0.9)),                                           # noise subtracted
 ])
 def test_step_advice_is_what_auto_runs(data, params, request):

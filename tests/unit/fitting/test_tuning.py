@@ -286,15 +286,6 @@ def test_auto_subsampling_builds_the_curvature_weights_only_where_they_can_pay()
                                   fit(X, y, subsampling="preferential_cv", **small).draws_)
 
 
-@pytest.fixture(scope="module")
-def noisy_logistic():
-    """20,000 rows: uniform minibatches of 100 are far too noisy for a useful step."""
-    rng = np.random.default_rng(1)
-    X = rng.normal(size=(20_000, 4))
-    y = (X @ np.array([1.0, -2.0, 0.5, 0.0]) + rng.logistic(size=20_000) > 0).astype(int)
-    return X, y
-
-
 def test_auto_batch_grows_only_when_the_noise_binds_the_step(noisy_logistic):
     X, y = noisy_logistic
     fast = dict(n_warmup=50, n_draws=50, n_chains=2, random_state=0)
