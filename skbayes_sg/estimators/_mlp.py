@@ -1,5 +1,6 @@
 """BayesianMLPClassifier."""
 
+import numpy as np
 from sklearn.base import ClassifierMixin
 
 from ..models import MLPModel
@@ -90,10 +91,12 @@ class BayesianMLPClassifier(_MLPMixin, _ClassifierMixin, ClassifierMixin, _BaseS
     _judged_noun = "training-row predictive log-probabilities"
 
     @staticmethod
-    def _judge_parts():
-        """Predictive log-probabilities ``log p(y_i | x_i, theta)``; pooled: class probabilities."""
-        return ((lambda model, draws, X, y: -model.nll(draws, X, y)),
-                (lambda model, draws, X: (model.predict_output(draws, X), None, None)))
+    def _judge_parts(model, draws, X, y):
+        """Class probabilities (pooled) and, from the same pass, the predictive
+        log-probabilities ``log p(y_i | x_i, theta)`` (judged)."""
+        proba = model.predict_output(draws, X)
+        picked = np.take_along_axis(proba, np.asarray(y, dtype=np.intp)[None, :, None], axis=-1)
+        return np.log(np.maximum(picked[..., 0], np.finfo(proba.dtype).tiny)), proba, None, None
 
     def __init__(self, *, hidden_layer_sizes=(100,), activation="relu", prior_scale=1.0,
                  prior_scaling="none",

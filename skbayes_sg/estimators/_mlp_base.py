@@ -21,12 +21,11 @@ class _MLPMixin:
     """The network's parameters (``hidden_layer_sizes``, ``activation``), ``coefs_`` /
     ``intercepts_`` and the verdict on the pooled predictive.
 
-    A subclass gives ``_judged_noun`` and ``_judge_parts()``: ``(values, pooled)``, where
-    ``values(model, draws (S, p), X, y) -> (S, rows)`` are the identified functions of a
-    training row whose R-hat and ESS ``diagnostics_`` reports, and ``pooled(model, draws, X) ->
-    (mean, scale, log_noise)`` what the predictive averages (class probabilities ``(S, rows, K)``
-    and None, None; or Gaussian means ``(S, rows)``, the predictive sd per row and the draws'
-    log noise sd ``(S,)``).
+    A subclass gives ``_judged_noun`` and ``_judge_parts(model, draws (S, p), X, y) -> (judged,
+    mean, scale, log_noise)`` from one forward pass: ``judged (S, rows)`` the identified
+    functions of a training row whose R-hat and ESS ``diagnostics_`` reports, and what the
+    pooled predictive averages (class probabilities ``(S, rows, K)`` with None, None; or
+    Gaussian means ``(S, rows)``, the predictive sd per row and the draws' log noise sd).
     """
 
     _mlp_constraints = {
@@ -56,22 +55,20 @@ class _MLPMixin:
         What ``predict`` averages is the pooled predictive, so its Monte-Carlo error decides
         (:func:`~skbayes_sg.diagnostics.pooled_error`, at most
         :data:`~skbayes_sg.diagnostics.POOLED_TOLERANCE` in mean total variation).  The R-hat and
-        ESS of the rows' predictive values (``_judge_parts``) are kept in ``diagnostics_`` as
+        ESS of the rows' judged values (``_judge_parts``) are kept in ``diagnostics_`` as
         ``predictive_rhat`` / ``predictive_ess`` (the raw-weight ``rhat`` / ``ess`` too).
         """
         rows = judged_rows(posterior.n_rows)
         X, y = posterior.rows(rows)
         model, noun = posterior.model, self._judged_noun
-        values, pooled_values = self._judge_parts()
 
         def judge(draws, early=False):
             C, D, p = draws.shape
-            flat = draws.reshape(C * D, p)
-            judged = values(model, flat, X, y).reshape(C, D, rows.size)
-            verdict = assess(judged, noun=noun)
+            judged, mean, scale, log_noise = self._judge_parts(model, draws.reshape(C * D, p),
+                                                               X, y)
+            verdict = assess(judged.reshape(C, D, rows.size), noun=noun)
             if D < MIN_DRAWS:
                 return verdict
-            mean, scale, log_noise = pooled_values(model, flat, X)
             pooled = pooled_error(mean.reshape(C, D, *mean.shape[1:]), scale=scale,
                                   log_noise=None if log_noise is None else log_noise.reshape(C, D),
                                   tolerance=POOLED_TOLERANCE)

@@ -95,17 +95,14 @@ class BayesianMLPRegressor(_MLPMixin, _NormalizeYMixin, RegressorMixin, _BaseSGM
         _store_params(self, locals())
 
     @staticmethod
-    def _judge_parts():
-        """The network's outputs (predictive means); pooled: the means, the predictive sd and
-        the log noise sd."""
-        def pooled(model, draws, X):
-            means = model.predict_output(draws, X)
-            log_sigma = draws[:, -1]  # the model's last coordinate (``log_noise_std``)
-            with np.errstate(over="ignore"):
-                noise = np.mean(np.exp(2.0 * log_sigma))
-            return means, np.sqrt(means.var(axis=0) + noise), log_sigma
-
-        return (lambda model, draws, X, y: model.predict_output(draws, X)), pooled
+    def _judge_parts(model, draws, X, y):
+        """The network's outputs (judged, and the pooled predictive's means), the predictive
+        sd and the log noise sd."""
+        means = model.predict_output(draws, X)
+        log_sigma = draws[:, -1]  # the model's last coordinate (``log_noise_std``)
+        with np.errstate(over="ignore"):
+            noise = np.mean(np.exp(2.0 * log_sigma))
+        return means, means, np.sqrt(means.var(axis=0) + noise), log_sigma
 
     def _make_model(self, n_features, n_outputs):
         return MLPRegressionModel((n_features, *self._hidden(), 1), self.activation,
