@@ -49,8 +49,20 @@ def _cadata(quick, data_dir):
     return RefProblem("cadata", "regressor", Xtr, (ytr - mu) / sd, Xte, (yte - mu) / sd, (50,))
 
 
+def _sine(quick, data_dir):
+    """``sin(2x)`` plus noise of sd 0.1 on ``[-2, 2]``; held out: a grid on ``[-6, 6]``, two
+    thirds of it away from the data, where the predictive sd should grow."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2.0, 2.0, size=(100 if quick else 300, 1))
+    Xte = np.linspace(-6.0, 6.0, 250)[:, None]
+    y, yte = (np.sin(2.0 * A[:, 0]) + 0.1 * rng.normal(size=len(A)) for A in (X, Xte))
+    mu, sd = y.mean(), y.std()
+    return RefProblem("sine", "regressor", X, (y - mu) / sd, Xte, (yte - mu) / sd, (16,),
+                      activation="tanh")
+
+
 #: name -> ``(quick, data_dir) -> RefProblem``
-PROBLEMS = {"digits": _digits, "moons": _moons, "cadata": _cadata}
+PROBLEMS = {"digits": _digits, "moons": _moons, "cadata": _cadata, "sine": _sine}
 
 
 def reference_predictive(problem, theta):

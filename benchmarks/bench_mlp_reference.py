@@ -3,12 +3,14 @@
 As Izmailov, Vikram, Hoffman & Wilson (2021), "What are Bayesian neural network posteriors
 really like?": a Metropolis-corrected full-batch reference (NumPyro NUTS, diagonal mass adapted
 in warm-up, several chains from independent Glorot starts, on exactly the library's potential,
-checked value and gradient, ``_mlp_reference.py``) on three problems cheap enough for 2 cores:
+checked value and gradient, ``_mlp_reference.py``) on four problems cheap enough for 2 cores:
 
 * ``digits``: StandardScaler, stratified 75/25 split (seed 0), 64-32-10 relu classifier;
 * ``moons``: ``make_moons(300, noise=0.25)``, 500 held-out rows, 2-16-16-2 relu classifier;
 * ``cadata``: 1,000 training / 250 held-out rows of the shared set, standardized, 8-50-1 relu
   regressor with inferred noise (``BayesianMLPRegressor``'s model and noise prior).
+* ``sine``: ``sin(2x)`` plus noise of sd 0.1 at 300 points of ``[-2, 2]``, 1-16-1 tanh
+  regressor; held out, a grid on ``[-6, 6]``: whether the predictive sd grows away from the data.
 
 Each method is scored on the held-out rows with the NeurIPS 2021 approximate-inference
 competition's metrics against the reference (agreement and total variation; for regression a
@@ -45,6 +47,8 @@ SETTINGS = {
               "target_accept": 0.8},
     "cadata": {"chains": 8, "warmup": 500, "draws": 500, "thin": 2, "max_tree_depth": 8,
                "target_accept": 0.8},
+    "sine": {"chains": 8, "warmup": 1000, "draws": 1000, "thin": 4, "max_tree_depth": 8,
+             "target_accept": 0.8},
 }
 QUICK_SETTINGS = {"chains": 4, "warmup": 20, "draws": 10, "thin": 1, "max_tree_depth": 4,
                   "target_accept": 0.8}
@@ -80,6 +84,7 @@ def _sk_nets(problem, seeds, quick):
     nets, seconds = [], 0.0
     for s in seeds:
         net, sec = quiet_fit(cls(hidden_layer_sizes=problem.hidden,
+                                 activation=problem.activation,
                                  max_iter=20 if quick else 200, random_state=s),
                              problem.X, problem.y)
         nets.append(net)

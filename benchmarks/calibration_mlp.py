@@ -1,7 +1,7 @@
 """Calibration of the networks' verdict against the NUTS references of ``bench_mlp_reference``.
 
 Is every default network fit either within tolerance of the reference, or warned?  For each
-reference problem (``_mlp_ref_eval.PROBLEMS``: digits, moons, cadata; the references are built
+reference problem (``_mlp_ref_eval.PROBLEMS``: digits, moons, cadata, sine; the references are built
 and cached by ``bench_mlp_reference.py``, or here on first use) ``--seeds`` default fits
 (``random_state = 0, 1, ...``) are scored on the held-out rows by the mean total variation of
 their predictive to the reference's (classifiers: ``0.5 sum_k |p_k - p_ref,k|``; the regressor:
