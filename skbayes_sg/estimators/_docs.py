@@ -84,16 +84,19 @@ default=see signature
     max_doublings : int, default=3
         Budget of the run-until-converged rule.  After sampling, the draws are judged by the
         standard of Vehtari et al. (2021): rank-normalised split R-hat <= 1.01 and bulk and tail
-        ESS >= 100 per chain (for the MLP, of the predictive log-probabilities of up to 100
-        training rows, see Notes).  While that fails, sampling continues from the last draws for
+        ESS >= 100 per chain (a network: the Monte-Carlo error of its pooled predictive on up
+        to 100 training rows, see Notes).  While that fails, sampling continues from the last
+        draws for
         as many steps again, and the stored draws are thinned by two so ``n_draws`` per chain are
         kept -- at most ``max_doublings`` times, i.e. up to ``2 ** max_doublings`` times the
         requested sampling steps; then ``fit`` warns with the figures.  It stops sooner when the
         budget cannot rescue the run: after a doubling, the fall of ``R-hat^2 - 1`` is
         extrapolated, and if R-hat would need more than one doubling beyond those left, ``fit``
-        warns at once (``diagnostics_["doublings_needed"]``, None when not stopped early).
-        ``0`` disables it; runs with ``n_draws < 200`` are never extended (their draws cannot
-        show 100 effective draws per chain).  ``diagnostics_["n_doublings"]`` tells how many
+        warns at once (``diagnostics_["doublings_needed"]``, None when not stopped early); a
+        network's verdict projects its own doublings from the first judgement and stops when
+        they exceed those left.  ``0`` disables it; but for networks, runs with
+        ``n_draws < 200`` are never extended (their draws cannot show 100 effective draws per
+        chain).  ``diagnostics_["n_doublings"]`` tells how many
         ran.
     init : {"laplace", "mode", "zeros", "prior"}, default="laplace"
         Where the chains start.  ``"laplace"``: independent draws of the Laplace approximation

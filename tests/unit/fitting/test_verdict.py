@@ -198,3 +198,25 @@ def test_softmax_is_judged_on_its_identified_quantities():
                                                fit_intercept=False), X, y)
     groups = plain.summary().groups
     assert "coef_centred" in groups and not {"intercept", "intercept_centred"} & set(groups)
+
+
+def test_a_pooled_projection_past_the_budget_stops_without_slack():
+    # a pooled verdict's projection assumes the chains' own error halves per doubling, which
+    # drifting chains do not deliver: it stops as soon as the doublings left cannot suffice,
+    # while R-hat's noisy extrapolation keeps one doubling of slack
+    from types import SimpleNamespace
+
+    from skbayes_sg.diagnostics import PooledError
+    from skbayes_sg.fitting._extend import _give_up
+
+    def pooled(k):
+        return SimpleNamespace(pooled=PooledError(0.03, 0.3, k, 0.02))
+
+    assert _give_up(pooled(3.0), None, 3) == (False, 3.0)
+    assert _give_up(pooled(4.0), None, 3) == (True, 4.0)
+    assert _give_up(pooled(np.inf), None, 3)[0]
+    rhat = SimpleNamespace(pooled=None, rhat=np.array([1.05]))
+    assert _give_up(rhat, None, 3) == (False, None)  # one judgement: no rate yet
+    before = SimpleNamespace(pooled=None, rhat=np.array([1.1]))
+    stop, projected = _give_up(rhat, before, 2)
+    assert 2.0 < projected <= 3.0 and not stop  # up to one more than left: R-hat's slack
