@@ -30,7 +30,7 @@ class Problem:
     kind: str  # "logistic" or "linear"
     X: np.ndarray
     y: np.ndarray
-    reference: str  # "exact" (closed form) or "nuts"
+    reference: str  # "exact" (closed form), "nuts" or "whitened_nuts" (_references.SAMPLERS)
     params: dict = field(default_factory=dict)  # estimator parameters fixed for the problem
     note: str = ""
     y_scaling: tuple = None  # the regressor's (y_mean_, y_scale_), read from a fit
@@ -130,14 +130,16 @@ def _rare(name, n, k, seed):
 def rare_problems():
     """The rare-event problems (own generators: the other problems' data are unchanged)."""
     return [_rare("logistic_rare4_10k", 10_000, 4, 37), _rare("logistic_rare1_10k", 10_000, 1, 38),
-            _rare("logistic_rare4_100k", 100_000, 4, 39)]
+            _rare("logistic_rare4_100k", 100_000, 4, 39),
+            _rare("logistic_rare4_1m", 1_000_000, 4, 40)]
 
 
 def _digits():
     """sklearn digits, standardized as a user would (StandardScaler: constant pixels stay 0):
     the exact route's multiclass case (1,797 x 64, 10 classes, 650 parameters)."""
     Xg, yg = load_digits(return_X_y=True)
-    return Problem("softmax_digits", "logistic", StandardScaler().fit_transform(Xg), yg, "nuts",
+    return Problem("softmax_digits", "logistic", StandardScaler().fit_transform(Xg), yg,
+                   "whitened_nuts",
                    note="sklearn digits (1,797 x 64, 10 classes, StandardScaler; the default "
                         "runs HMC on the exact gradient); compared class-centred")
 

@@ -111,6 +111,48 @@ def _nuts(problem, U, p, init, *, chains, warmup, draws, seed):
                    "mean_leapfrog": float(np.mean(np.asarray(extra["num_steps"])))}
 
 
+def whitened_nuts(problem, U, p, init, *, chains, warmup, draws, seed, max_tree_depth=8):
+    """NUTS on ``z`` with ``theta = mode + L z``, ``L L^T`` the inverse Hessian at the mode.
+
+    Any fixed affine map is an exact reparametrisation, so NUTS stays exact while the Laplace
+    makes it efficient where the dense-mass protocol does not converge (digits' softmax: tree
+    depth 10 on every draw, R-hat 1.74).  ``init`` is unused: the chains start at ``z ~ N(0,
+    0.25 I)``.  Returns ``(theta (chains, draws, p), info)``.
+    """
+    import jax
+    import jax.numpy as jnp
+    import scipy.optimize as so
+    from numpyro.infer import MCMC, NUTS
+
+    grad = jax.jit(jax.grad(U))
+    mode = so.minimize(lambda t: float(U(t)), np.zeros(p), jac=lambda t: np.asarray(grad(t)),
+                       method="L-BFGS-B", options={"maxiter": 10000, "gtol": 1e-9}).x
+    L = np.linalg.cholesky(np.linalg.inv(np.asarray(jax.jit(jax.hessian(U))(mode))))
+    Lj, mj = jnp.asarray(L), jnp.asarray(mode)
+    mcmc = MCMC(NUTS(potential_fn=lambda z: U(mj + Lj @ z), max_tree_depth=max_tree_depth),
+                num_warmup=warmup, num_samples=draws, num_chains=chains,
+                chain_method="sequential", progress_bar=False)
+    z0 = np.random.default_rng(seed).normal(scale=0.5, size=(chains, p))
+    t0 = time.perf_counter()
+    mcmc.run(jax.random.PRNGKey(seed), init_params=z0, extra_fields=("diverging", "num_steps"))
+    z = np.asarray(mcmc.get_samples(group_by_chain=True))
+    extra = mcmc.get_extra_fields()
+    return mode + z @ L.T, {"seconds": time.perf_counter() - t0,
+                            "divergences": int(np.sum(np.asarray(extra["diverging"]))),
+                            "mean_leapfrog": float(np.mean(np.asarray(extra["num_steps"]))),
+                            "lbfgs_grad_norm": float(np.abs(grad(mode)).max())}
+
+
+#: ``Problem.reference`` -> (NUTS run, its settings given the requested ones, its label)
+SAMPLERS = {
+    "nuts": (_nuts, lambda s: s, "NUTS {chains} x {draws} (dense mass)"),
+    # its draws are nearly independent: half the warm-up, a fifth of the draws
+    "whitened_nuts": (whitened_nuts,
+                      lambda s: {**s, "warmup": s["warmup"] // 2, "draws": s["draws"] // 5},
+                      "NUTS {chains} x {draws} on the Laplace-whitened potential"),
+}
+
+
 def _key(problem, settings):
     h = hashlib.sha1(json.dumps([_VERSION, problem.name, problem.kind, problem.params,
                                  problem.y_scaling, settings], sort_keys=True).encode())
@@ -132,7 +174,8 @@ def get_reference(problem, cache_dir, *, chains=4, warmup=1000, draws=5000):
                            f"(relative {err:.2g}); fix _calib_problems.potential")
     if problem.reference == "exact":
         return _exact(problem)
-    settings = {"chains": chains, "warmup": warmup, "draws": draws}
+    run, settings_of, label = SAMPLERS[problem.reference]
+    settings = settings_of({"chains": chains, "warmup": warmup, "draws": draws})
     path = Path(cache_dir).expanduser() / _key(problem, settings)
     centre = problem.rows > 1
     if path.exists():
@@ -143,14 +186,14 @@ def get_reference(problem, cache_dir, *, chains=4, warmup=1000, draws=5000):
         import jax.numpy as jnp
 
         Uj, _ = potential(problem, jnp)
-        print(f"[references] {problem.name}: running NUTS ({settings})", flush=True)
-        theta, info = _nuts(problem, Uj, p, est.mode_, seed=0, **settings)
+        print(f"[references] {problem.name}: running {problem.reference} ({settings})",
+              flush=True)
+        theta, info = run(problem, Uj, p, est.mode_, seed=0, **settings)
         named = to_named(problem, theta.reshape(-1, p))
-        q = quantities(named, centre)[0].reshape(chains, draws, -1)
+        q = quantities(named, centre)[0].reshape(settings["chains"], settings["draws"], -1)
         path.parent.mkdir(parents=True, exist_ok=True)
         np.savez(path, draws=q, info=json.dumps(info))
         print(f"[references] {problem.name}: {info['seconds']:.0f} s, cached at {path}",
               flush=True)
     labels = quantities(to_named(problem, np.zeros((1, p))), centre)[1]
-    return _from_draws(q, labels, f"NUTS {chains} x {draws} (dense mass)",
-                       {**info, "potential_check": err})
+    return _from_draws(q, labels, label.format(**settings), {**info, "potential_check": err})

@@ -15,11 +15,11 @@ from threadpoolctl import threadpool_limits
 
 from ..models import Laplace, Posterior
 from ..preprocessing import find_mode, laplace_at
-from ..samplers import SAMPLERS, from_laplace, identity
+from ..samplers import from_laplace, identity
 from ..subsampling import SUBSAMPLING
 from ..utils import blas_threads
-from ._plan import (auto_sampler, candidates, exact_instead, preconditioner_kind,
-                    try_alternative, use_alternative)
+from ._plan import (auto_sampler, candidates, exact_instead, exact_sampler,
+                    preconditioner_kind, try_alternative, use_alternative)
 from ._shape import gaussian_misfit
 from ._starts import ChainStarts
 from ._tuning import Tuning, measure_curvature, tune
@@ -119,7 +119,7 @@ def prepare(posterior, settings, streams):
         strategy, estimator, tuning, context = choose_strategy(strategy, alternative,
                                                                mode.anchor, context)
         if exact_instead(settings, posterior, tuning, estimator):
-            sampler, strategy = SAMPLERS["hmc"](), SUBSAMPLING["full"]()
+            sampler, strategy = exact_sampler(posterior), SUBSAMPLING["full"]()
             _, estimator, tuning, context = _tuned(strategy, None,
                                                    context._replace(sampler=sampler))
         laplace, precond = context.laplace, context.precond  # a surrogate's, where it has one

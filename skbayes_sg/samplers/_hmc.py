@@ -16,8 +16,9 @@ __all__ = ["HMC", "HMCState"]
 # Hoffman & Gelman (2014), Algorithm 5.
 _GAMMA, _T0, _KAPPA = 0.05, 10.0, 0.75
 _JITTER = (0.9, 1.1)
-# parameters from which a leapfrog step evaluates only the chains still moving and multiplies by
-# a dense M in float32: there the gradient and the product dominate a step's cost
+# parameters from which a leapfrog step evaluates only the chains still moving, multiplies by a
+# dense M in float32 and kicks with the estimator's kick() (float32 rows): there the gradient and
+# the product dominate a step's cost
 _LARGE = 256
 
 
@@ -75,8 +76,10 @@ class HMC(BaseSampler):
     with.  ``n_c`` and ``eps_c`` are fixed before the transition, independently of the state, which
     keeps detailed balance.  Gradients are evaluated for all chains at every step of the longest
     trajectory (counted in the returned gradient evaluations); from 256 parameters on, for the
-    chains still moving only, and a dense ``M`` multiplies in float32 (any fixed kick field keeps
-    the leapfrog reversible and volume-preserving: the Metropolis test stays exact).
+    chains still moving only, a dense ``M`` multiplies in float32 and the gradient is the
+    estimator's ``kick()`` (the exact gradient's: its rows' sums in float32).  Any fixed kick
+    field keeps the leapfrog reversible and volume-preserving: the Metropolis test, on the
+    float64 potential, stays exact.
 
     During warm-up dual averaging adapts ``log eps`` per chain from the
     acceptance probability ``a_t`` of each transition (``delta`` the target,
@@ -125,11 +128,12 @@ class HMC(BaseSampler):
     def _build(self, estimator, eps0, precond):
         delta, potential = float(self.target_accept), estimator.potential
         length, max_leap = float(self.trajectory_length), int(self.max_leapfrog)
-        estimate, apply = estimator.estimate, _fast_apply(precond)
+        apply, kick = _fast_apply(precond), getattr(estimator, "kick", lambda: estimator)()
 
         def grad_m(index_rngs, theta, est_state, rows=None):
             rngs = (index_rngs if rows is None or not index_rngs
                     else [index_rngs[c] for c in rows])
+            estimate = (kick if theta.shape[1] >= _LARGE else estimator).estimate
             g, est_state, n = estimate(rngs, theta, est_state)
             return apply(g), est_state, n
 

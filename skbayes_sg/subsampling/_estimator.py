@@ -26,6 +26,8 @@ attributes:
 * ``warnings`` -- messages ``fit`` emits as ``ApproximationWarning``.
 """
 
+from dataclasses import replace
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -80,6 +82,40 @@ class ExactGradient(_Estimator):
     def potential(self, theta):
         """``U(theta)`` ``(C,)``."""
         return self.posterior.potential(theta)
+
+    def kick(self):
+        """This gradient with the rows' sums in float32, for a leapfrog's kicks.
+
+        Any deterministic field of the position keeps HMC's proposal reversible and
+        volume-preserving, and its Metropolis test uses the float64 :meth:`potential`, so the
+        chain stays exact; the products take about half the time.  ``self`` unless the rows are
+        a dense float64 array.
+        """
+        X = self.posterior.X
+        if not (isinstance(X, np.ndarray) and X.dtype == np.float64):
+            return self
+        return _SinglePrecisionGradient(self.posterior)
+
+
+class _SinglePrecisionGradient(ExactGradient):
+    """:meth:`ExactGradient.kick`: the likelihood's sum over float32 rows, the prior's in
+    float64 (its precision can span many orders)."""
+
+    def __init__(self, posterior, **kwargs):
+        super().__init__(posterior, **kwargs)
+        w = posterior.weight
+        self._rows = replace(posterior, X=posterior.X.astype(np.float32),
+                             weight=None if w is None else w.astype(np.float32))
+
+    def estimate(self, rngs, theta, state):
+        """``(≈ ∇U(theta) (C, p) in float64, state, C * n_rows)``."""
+        g = self._rows.row_sum(self.posterior.model.grad_sum, theta.astype(np.float32),
+                               native=True)
+        return (g + self.posterior.prior.grad(theta), state,
+                theta.shape[0] * self.posterior.n_rows)
+
+    def kick(self):
+        return self
 
 
 class GradientEstimator(_Estimator):

@@ -220,3 +220,18 @@ def test_a_pooled_projection_past_the_budget_stops_without_slack():
     before = SimpleNamespace(pooled=None, rhat=np.array([1.1]))
     stop, projected = _give_up(rhat, before, 2)
     assert 2.0 < projected <= 3.0 and not stop  # up to one more than left: R-hat's slack
+
+
+def test_the_exact_route_aims_at_acceptance_065_from_256_parameters():
+    # Beskos et al. (2013): 0.651 is optimal as the dimension grows; a longer step means fewer
+    # leapfrogs a transition, while the Metropolis test keeps the chain exact
+    from types import SimpleNamespace
+
+    from skbayes_sg.fitting._plan import exact_sampler
+
+    def posterior(p):
+        return SimpleNamespace(model=SimpleNamespace(n_params=p))
+
+    assert exact_sampler(posterior(255)).target_accept == 0.8
+    assert exact_sampler(posterior(650)).target_accept == 0.65
+    assert exact_sampler(posterior(650)).name == "hmc"

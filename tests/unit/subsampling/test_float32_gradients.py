@@ -39,3 +39,25 @@ def test_float32_minibatch_gradient_matches_float64(name, strategy):
         assert g32.dtype == np.float64 and n32 == n64
         scale = np.abs(g64).max()
         np.testing.assert_allclose(g32, g64, rtol=1e-4, atol=1e-5 * scale)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_exact_gradient_kick_is_the_gradient_in_float32(name):
+    import scipy.sparse as sp
+
+    from skbayes_sg.subsampling import ExactGradient
+
+    posterior, laplace, _ = make_problem(name, n=300)
+    exact = ExactGradient(posterior)
+    kick = exact.kick()
+    assert kick is not exact and kick.kick() is kick and kick.exact
+    theta = laplace.mode + 0.3 * np.random.default_rng(1).normal(size=(3, laplace.mode.size))
+    g, _, n = exact.estimate(None, theta, None)
+    g32, _, n32 = kick.estimate(None, theta, None)
+    assert g32.dtype == np.float64 and n32 == n
+    np.testing.assert_allclose(g32, g, rtol=0, atol=1e-5 * np.abs(g).max())
+    np.testing.assert_array_equal(kick.potential(theta), exact.potential(theta))  # float64
+    # rows already float32, or sparse: the kick is the gradient itself
+    for X in (posterior.X.astype(np.float32), sp.csr_matrix(posterior.X)):
+        other = ExactGradient(Posterior(posterior.model, posterior.prior, X, posterior.y))
+        assert other.kick() is other
