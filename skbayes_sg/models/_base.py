@@ -67,7 +67,9 @@ class Likelihood:
     and the noise and curvature measured at one mode do not stand for the others;
     ``is_regression``: real targets; ``log_concave``: the likelihood is log-concave in
     ``theta`` (with the library's Gaussian priors, so is the posterior);
-    ``linear_predictors``: linear predictors per row of a GLM (the rank of one row's Hessian).
+    ``linear_predictors``: linear predictors per row of a GLM (the rank of one row's Hessian);
+    ``indefinite_hessian``: the Hessian can be indefinite away from a mode and jump where a
+    ReLU unit crosses zero (the networks: their curvature is measured with care).
     """
 
     is_glm = False
@@ -78,6 +80,7 @@ class Likelihood:
     log_concave = False
     softmax = False
     is_regression = False
+    indefinite_hessian = False
     feature_axes = {}  # parameter group -> axis of its shape that runs over the features
 
     def hessian_vector(self, theta1, X, y, V, weight=None):

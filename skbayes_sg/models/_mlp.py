@@ -81,6 +81,7 @@ class MLPModel(Likelihood):
     n_params: int = field(init=False, repr=False, compare=False)
     random_init = True
     multimodal = True
+    indefinite_hessian = True
     feature_axes = {"coef_0": 0}
 
     def __post_init__(self):
@@ -216,45 +217,6 @@ class MLPModel(Likelihood):
             if l:
                 delta = (delta @ theta1[s:e].reshape(shape).T) * deriv(a)
         return out
-
-    def gauss_newton_product(self, theta1, X, y, V, weight=None):
-        """Gauss-Newton products ``(G v_j)_j`` ``(k, p)`` at ``theta1 (p,)`` for ``V (k, p)``.
-
-        ``G = sum_i w_i J_i^T H_i J_i`` (``J_i`` the Jacobian of row ``i``'s outputs, ``H_i``
-        the likelihood's Hessian in them): positive semi-definite and, unlike differences of
-        the gradient, blind to the activation's kinks.  ``J v`` runs forward exactly
-        (:meth:`_jvp`), ``H`` is :meth:`_output_curvature`, ``J^T`` one batched backward pass.
-        ``y`` is unused.
-        """
-        acts, z = self._forward(theta1[None], X)
-        u = self._output_curvature(theta1, z[0], self._jvp(theta1, acts, V))
-        if weight is not None:
-            u *= np.asarray(weight, dtype=u.dtype)[:, None]
-        out = np.empty((V.shape[0], self.n_params), dtype=u.dtype)
-        return self._backward(np.broadcast_to(theta1, (V.shape[0], theta1.size)), acts, u, out)
-
-    def _jvp(self, theta1, acts, V):
-        """Forward-mode ``J v`` of the outputs ``(k, b, K)`` along ``V (k, p)`` at ``theta1``."""
-        deriv, k, da = ACTIVATIONS[self.activation][1], V.shape[0], None
-        for l, ((s, e, shape), (bs, be)) in enumerate(zip(self._coef_indptr,
-                                                          self._intercept_indptr)):
-            a = acts[l] if l == 0 else acts[l][0]
-            dz = np.matmul(a, V[:, s:e].reshape(k, *shape))
-            if da is not None:
-                dz += da @ theta1[s:e].reshape(shape)
-            if bs != be:
-                dz += V[:, None, bs:be]
-            if l == self.n_layers - 1:
-                return dz
-            da = dz * deriv(acts[l + 1][0])
-
-    def _output_curvature(self, theta1, z, dz):
-        """The softmax likelihood's Hessian in the logits ``z (b, K)`` times ``dz (k, b, K)``:
-        ``p * dz - p (p . dz)``."""
-        p = softmax(z, axis=-1)
-        u = p * dz
-        u -= p * u.sum(axis=-1, keepdims=True)
-        return u
 
     def hessian(self, theta1, X, y, weight=None):
         """Not available: the MLP has no cheap exact Hessian."""

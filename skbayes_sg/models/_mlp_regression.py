@@ -105,17 +105,6 @@ class MLPRegressionModel(MLPModel):
         out[-1] = 2.0 * (X.shape[0] if weight is None else float(np.sum(weight)))
         return out
 
-    def gauss_newton_product(self, theta1, X, y, V, weight=None):
-        """Gauss-Newton products ``(k, p)`` (:meth:`MLPModel.gauss_newton_product`); the
-        ``log sigma`` block is its Fisher, ``2 sum_i w_i``, and has no cross terms."""
-        out = super().gauss_newton_product(theta1, X, y, V, weight)
-        out[:, -1] = 2.0 * (X.shape[0] if weight is None else float(np.sum(weight))) * V[:, -1]
-        return out
-
-    def _output_curvature(self, theta1, z, dz):
-        """``dz / sigma^2``: the Gaussian likelihood's Hessian in the output."""
-        return dz * np.exp(-2.0 * theta1[-1])
-
     def _fisher_chunk(self, theta1, X, weight, out):
         deriv = ACTIVATIONS[self.activation][1]
         X = np.asarray(X, dtype=np.float32 if theta1.dtype == np.float32 else np.float64)

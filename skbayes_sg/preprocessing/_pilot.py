@@ -97,14 +97,25 @@ def pilot_rows(posterior):
     return min(m, posterior.n_rows)
 
 
+# central-difference step of a Hessian-vector product for a model whose Hessian jumps (ReLU):
+# a unit crossing zero within the step adds about 1 / step to the product, and crossings are
+# about as frequent as the step is long, so 1e-4 hit several per product (estimates 7x the
+# truth, or of the wrong sign) where 1e-8 rarely hits one; float64 rounding stays near 1e-8
+_KINKED_EPS = 1e-8
+
+
 def power_curvature(posterior, mode, precond, rng, *, n_iter=20, n_rows=None, eps=1e-4,
                     lowest=False):
     """Largest eigenvalue of the preconditioned Hessian at ``mode`` by power iteration.
 
-    Hessian-vector products (:func:`_product`: a network's Gauss-Newton, else central
-    differences of the exact gradient) run on a random subsample of ``n_rows`` rows (scaled to
-    the full data; default :func:`pilot_rows`), so no ``p x p`` matrix is formed.  With ``lowest``, ``n_iter`` more products on ``s I - L^T H L``
-    (``s`` just above the largest) give the smallest too; a few iterations overestimate it.
+    Hessian-vector products are central differences of the exact gradient (step ``eps``;
+    ``_KINKED_EPS`` for a model with ``indefinite_hessian``) on a random subsample of ``n_rows``
+    rows (scaled to the full data; default :func:`pilot_rows`), so no ``p x p`` matrix is
+    formed.  Where a negative eigenvalue is about as large as the top one (a network away from
+    a mode: the Rayleigh quotient falls short of ``|L^T H L v|``), ``n_iter`` more products on
+    ``L^T H L + s I`` give the largest positive one, which limits the step.
+    With ``lowest``, ``n_iter`` more products on ``s I - L^T H L`` (``s`` just above the
+    largest) give the smallest too; a few iterations overestimate it.
 
     Returns
     -------
@@ -116,35 +127,24 @@ def power_curvature(posterior, mode, precond, rng, *, n_iter=20, n_rows=None, ep
     N = posterior.n_rows
     n_rows = pilot_rows(posterior) if n_rows is None else min(n_rows, N)
     sub = posterior.subset(np.sort(rng.choice(N, size=n_rows, replace=False)))
-    hvp_u = _product(sub, mode, precond, eps)
-    lam = max(_power(hvp_u, rng.standard_normal(mode.shape[0]), n_iter), 1e-12)
+    hvp_u = _product(sub, mode, precond, _KINKED_EPS if sub.model.indefinite_hessian else eps)
+    (lam, size), products = _power(hvp_u, rng.standard_normal(mode.shape[0]), n_iter), n_iter
+    if lam < 0.9 * size:  # a negative eigenvalue of about the top's size: shift above 0
+        shift = 1.05 * size
+        lam = _power(lambda v: hvp_u(v) + shift * v, rng.standard_normal(mode.shape[0]),
+                     n_iter)[0] - shift
+        products += n_iter
+    lam = max(lam, 1e-12)
     if not lowest:
-        return lam, None, 2 * n_iter * sub.n_rows
+        return lam, None, 2 * products * sub.n_rows
     shift = 1.05 * lam
-    top = _power(lambda v: shift * v - hvp_u(v), rng.standard_normal(mode.shape[0]), n_iter)
-    return lam, float(np.clip(shift - top, 1e-12, lam)), 4 * n_iter * sub.n_rows
+    top = _power(lambda v: shift * v - hvp_u(v), rng.standard_normal(mode.shape[0]), n_iter)[0]
+    return lam, float(np.clip(shift - top, 1e-12, lam)), 2 * (products + n_iter) * sub.n_rows
 
 
 def _product(sub, mode, precond, eps):
-    """``v -> L^T H L v`` at ``mode`` on the rows of ``sub``.
-
-    A network's ``H`` is its Gauss-Newton matrix (``model.gauss_newton_product``) plus the
-    prior's diagonal: positive semi-definite, so the power iteration finds the largest
-    eigenvalue and not the largest in modulus (an Adam optimum has negative curvature), and
-    exact (differences of a ReLU network's gradient jump where a unit crosses zero, which made
-    the estimate vary 40x between seeds).  Other models use central differences of the exact
-    gradient.
-    """
-    gauss_newton = getattr(sub.model, "gauss_newton_product", None)
-    if gauss_newton is not None:
-        prior = sub.prior.hessian_diag(mode)
-
-        def gn_u(v):
-            d = precond.from_u(v)[None, :]
-            g = sub.row_sum(lambda t, X, y, w: gauss_newton(t, X, y, d, w), mode)
-            return precond.to_u(g + prior * d)[0]
-        return gn_u
-
+    """``v -> L^T H L v`` at ``mode`` on the rows of ``sub``: central differences of the exact
+    gradient with step ``eps`` (in ``u``)."""
     def hvp_u(v):
         step = eps * precond.from_u(v)
         g = sub.full_grad(np.stack([mode + step, mode - step]))
@@ -153,11 +153,12 @@ def _product(sub, mode, precond, eps):
 
 
 def _power(operator, v, n_iter):
-    """Rayleigh quotient after ``n_iter`` power iterations of a symmetric ``operator``."""
-    value = 1.0
+    """Rayleigh quotient and ``|A v|`` (the largest eigenvalue's modulus, to which it
+    converges) after ``n_iter`` power iterations of a symmetric ``operator``."""
+    value = size = 1.0
     for _ in range(n_iter):
         v /= np.linalg.norm(v)
         w = operator(v)
-        value = float(v @ w)
+        value, size = float(v @ w), float(np.linalg.norm(w))
         v = w
-    return value
+    return value, size

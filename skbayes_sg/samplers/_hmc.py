@@ -128,7 +128,7 @@ class HMC(BaseSampler):
     def _build(self, estimator, eps0, precond):
         delta, potential = float(self.target_accept), estimator.potential
         length, max_leap = float(self.trajectory_length), int(self.max_leapfrog)
-        apply, kick = _fast_apply(precond), getattr(estimator, "kick", lambda: estimator)()
+        apply, kick = _fast_apply(precond), estimator.kick()
 
         def grad_m(index_rngs, theta, est_state, rows=None):
             rngs = (index_rngs if rows is None or not index_rngs

@@ -14,7 +14,8 @@ Every strategy's ``build`` returns one of the two classes here, fully built:
 Protocol (what the samplers consume): ``init(rngs, theta) -> state``;
 ``estimate(rngs, theta, state) -> (g (C, p), state, n_grad_evals)`` with
 ``rngs`` one Generator per chain; ``n_candidates`` and ``candidates(rngs,
-theta, state) -> (G (M, C, p), state, n_grad_evals)``; ``pilot()``; and the
+theta, state) -> (G (M, C, p), state, n_grad_evals)``; ``pilot()``; ``kick()``
+(the field HMC kicks with: itself, or the exact gradient in float32); and the
 attributes:
 
 * ``exact`` -- ``estimate`` is the exact ``∇U`` (then ``potential`` exists, as HMC needs);
@@ -59,6 +60,10 @@ class _Estimator:
 
     def pilot(self):
         """The estimator whose gradient noise the step-size pilot measures (``self``)."""
+        return self
+
+    def kick(self):
+        """The field HMC's leapfrog kicks with (``self``; :meth:`ExactGradient.kick`)."""
         return self
 
 

@@ -32,6 +32,9 @@ class GaussianTarget:
         d = theta - self.mu
         return 0.5 * np.einsum("cp,pq,cq->c", d, self.P, d)
 
+    def kick(self):
+        return self
+
 
 class NoisyIsotropic:
     """``U = lam |theta|^2 / 2`` with gradient noise of variance ``nu`` (one shared stream)."""
