@@ -146,9 +146,11 @@ def whitened_nuts(problem, U, p, init, *, chains, warmup, draws, seed, max_tree_
 #: ``Problem.reference`` -> (NUTS run, its settings given the requested ones, its label)
 SAMPLERS = {
     "nuts": (_nuts, lambda s: s, "NUTS {chains} x {draws} (dense mass)"),
-    # its draws are nearly independent: half the warm-up, a fifth of the draws
+    # its draws are nearly independent: half the warm-up, a fifth of the draws (the tree depth
+    # in the settings also keeps its cache key apart from a dense-mass run's)
     "whitened_nuts": (whitened_nuts,
-                      lambda s: {**s, "warmup": s["warmup"] // 2, "draws": s["draws"] // 5},
+                      lambda s: {**s, "warmup": s["warmup"] // 2, "draws": s["draws"] // 5,
+                                 "max_tree_depth": 8},
                       "NUTS {chains} x {draws} on the Laplace-whitened potential"),
 }
 
