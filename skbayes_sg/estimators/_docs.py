@@ -86,18 +86,17 @@ default=see signature
         standard of Vehtari et al. (2021): rank-normalised split R-hat <= 1.01 and bulk and tail
         ESS >= 100 per chain (a network: the Monte-Carlo error of its pooled predictive on up
         to 100 training rows, see Notes).  While that fails, sampling continues from the last
-        draws for
-        as many steps again, and the stored draws are thinned by two so ``n_draws`` per chain are
-        kept -- at most ``max_doublings`` times, i.e. up to ``2 ** max_doublings`` times the
-        requested sampling steps; then ``fit`` warns with the figures.  It stops sooner when the
-        budget cannot rescue the run: after a doubling, the fall of ``R-hat^2 - 1`` is
-        extrapolated, and if R-hat would need more than one doubling beyond those left, ``fit``
-        warns at once (``diagnostics_["doublings_needed"]``, None when not stopped early); a
-        network's verdict projects its own doublings from the first judgement and stops when
-        they exceed those left.  ``0`` disables it; but for networks, runs with
-        ``n_draws < 200`` are never extended (their draws cannot show 100 effective draws per
-        chain).  ``diagnostics_["n_doublings"]`` tells how many
-        ran.
+        draws for as many steps again, and the stored draws are thinned by two so ``n_draws``
+        per chain are kept -- at most ``max_doublings`` times, i.e. up to ``2 ** max_doublings``
+        times the requested sampling steps; then ``fit`` warns with the figures.  It stops
+        sooner when the budget cannot rescue the run: after a doubling, the fall of
+        ``R-hat^2 - 1`` is extrapolated, and if R-hat would need more than one doubling beyond
+        those left, ``fit`` warns at once (``diagnostics_["doublings_needed"]``, None when not
+        stopped early); a network's verdict projects its own doublings from the first judgement
+        and stops when they exceed those left.  ``0`` disables it.  Runs with ``n_draws < 200``
+        are never extended (their draws cannot show 100 effective draws per chain), but for a
+        network's, whose verdict asks for no ESS per chain.  ``diagnostics_["n_doublings"]``
+        tells how many ran.
     init : {"laplace", "mode", "zeros", "prior"}, default="laplace"
         Where the chains start.  ``"laplace"``: independent draws of the Laplace approximation
         around the mode (the MLP at a tenth of its spread), so warm-up is short.  ``"mode"``: all

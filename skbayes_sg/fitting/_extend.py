@@ -22,9 +22,9 @@ chain, so any run may be extended, and projects its own doublings
 (:func:`~skbayes_sg.diagnostics.pooled_error`): from the first judgement, a run that the
 doublings left cannot bring to the tolerance stops.  That projection halves the chains' own
 error per doubling, which drifting chains do not deliver (a cadata network's error fell by 0.79
-in three doublings, against 0.62 projected), so it gets no doubling of slack.  An extension that diverges (a restarted thermostat on a
-tiny data set) ends the extensions: the draws so far stand and are judged, and
-``info["extension_diverged"]`` keeps the error for the warning.
+in three doublings, against 0.62 projected), so it gets no doubling of slack.  An extension
+that diverges (a restarted thermostat on a tiny data set) ends the extensions: the draws so far
+stand and are judged, and ``info["extension_diverged"]`` keeps the error for the warning.
 
 Nor are runs the budget cannot rescue.  After a doubling, :func:`doublings_needed` extrapolates
 the fall of ``R-hat^2 - 1`` (the between- over the within-chain variance of the worst quantity:

@@ -28,8 +28,7 @@ from ._config import DEFAULT_CONFIG, FitConfig
 from ._rules import auto_friction
 
 __all__ = ["FitSettings", "auto_sampler", "candidates", "exact_instead", "exact_sampler",
-           "preconditioner_kind",
-           "resolve", "try_alternative", "use_alternative"]
+           "preconditioner_kind", "resolve", "try_alternative", "use_alternative"]
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -113,9 +113,9 @@ def power_curvature(posterior, mode, precond, rng, *, n_iter=20, n_rows=None, ep
     rows (scaled to the full data; default :func:`pilot_rows`), so no ``p x p`` matrix is
     formed.  Where a negative eigenvalue is about as large as the top one (a network away from
     a mode: the Rayleigh quotient falls short of ``|L^T H L v|``), ``n_iter`` more products on
-    ``L^T H L + s I`` give the largest positive one, which limits the step.
-    With ``lowest``, ``n_iter`` more products on ``s I - L^T H L`` (``s`` just above the
-    largest) give the smallest too; a few iterations overestimate it.
+    ``L^T H L + s I`` give the largest positive one, which limits the step.  With ``lowest``,
+    ``n_iter`` more products on ``s I - L^T H L`` (``s`` just above the largest) give the
+    smallest too; a few iterations overestimate it.
 
     Returns
     -------

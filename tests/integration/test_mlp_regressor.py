@@ -61,7 +61,8 @@ def test_predictive_sd_grows_away_from_the_data(sine_fit):
 
 
 @pytest.mark.xfail(strict=True, reason="known limitation: SG chains preconditioned at the mode "
-                   "under-explore the directions the data leave free (docs/user_guide/limitations.md)")
+                   "under-explore the directions the data leave free "
+                   "(docs/user_guide/limitations.md)")
 def test_predictive_sd_away_from_the_data_is_the_reference_one(sine_fit):
     # NumPyro NUTS on the same potential (8 chains x 1,000 draws, 2026-11-29): sd 1.18 and
     # 1.27 at -6 and 6, 0.10 inside, a ratio of about 12; the library's exact HMC gives 12.5
