@@ -23,8 +23,11 @@ chain, so any run may be extended, and projects its own doublings
 doublings left cannot bring to the tolerance stops.  That projection halves the chains' own
 error per doubling, which drifting chains do not deliver (a cadata network's error fell by 0.79
 in three doublings, against 0.62 projected), so it gets no doubling of slack.  An extension
-that diverges (a restarted thermostat on a tiny data set) ends the extensions: the draws so far
-stand and are judged, and ``info["extension_diverged"]`` keeps the error for the warning.
+that diverges with the automatic step runs again with a smaller one, as the first run does
+(a rare-event logistic chain restarted with fresh momenta made one deep tail excursion in 10
+seeds); one that still diverges (a restarted thermostat on a tiny data set, a user-set step)
+ends the extensions: the draws so far stand and are judged, and ``info["extension_diverged"]``
+keeps the error for the warning.
 
 Nor are runs the budget cannot rescue.  After a doubling, :func:`doublings_needed` extrapolates
 the fall of ``R-hat^2 - 1`` (the between- over the within-chain variance of the worst quantity:
@@ -88,9 +91,28 @@ def _give_up(verdict, before, left):
     return projected > left + 1, projected
 
 
+def _extension(plan, streams, k, step, retry, **kwargs):
+    """``(run, retries)``: extension ``k`` from ``plan.theta0``.  Where it diverges with the
+    automatic step (``retry = (max_retries, factor)``), it starts again from the same draws with
+    the step times ``factor`` and fresh streams, at most ``max_retries`` times (a tail excursion
+    of a chain restarted with fresh momenta, as the warm-up's retries); then it raises."""
+    max_retries, factor = retry
+    for r in range(max_retries + 1):
+        noise, index = streams.extension(k) if r == 0 else streams.extension_retry(k, r)
+        try:
+            return sample(plan, noise, index, step, n_warmup=0, **kwargs), r
+        except DivergenceError:
+            if r == max_retries:
+                raise
+            step *= factor
+
+
 def extend_until_converged(plan, streams, run, judge, *, max_doublings, n_draws, thin, n_jobs,
-                           progress=None, min_seconds=0.0):
+                           progress=None, min_seconds=0.0, retry=(0, 1.0)):
     """Extend ``run`` (a :class:`~skbayes_sg.fitting.Run`) until ``judge`` passes.
+
+    ``retry = (max_retries, factor)``: an extension that diverges runs again with a smaller
+    step (:func:`_extension`; ``(0, 1.0)``, a user-set step, does not).
 
     Returns ``(run, verdict)``: the draws thinned to ``n_draws`` per chain, the evaluations and
     seconds of every round summed, ``info`` the last round's plus ``n_doublings``,
@@ -107,23 +129,22 @@ def extend_until_converged(plan, streams, run, judge, *, max_doublings, n_draws,
             break
         rounds += 1
         spacing = thin * 2 ** (rounds - 1)  # stored spacing so far
-        noise, index = streams.extension(rounds)
         start = replace(plan, theta0=np.ascontiguousarray(draws[:, -1]))
         if progress is not None:
             progress.write(f"Not converged yet ({verdict.problems[0]}); extending the sampling "
                            f"phase to {2 * spacing * n_draws} steps per chain "
                            f"(doubling {rounds} of at most {max_doublings}).")
         try:
-            new = sample(start, noise, index, float(np.mean(steps)), n_warmup=0,
-                         n_draws=n_draws, thin=spacing, n_jobs=n_jobs, progress=progress,
-                         min_seconds=min_seconds)
+            new, retried = _extension(start, streams, rounds, float(np.mean(steps)), retry,
+                                      n_draws=n_draws, thin=spacing, n_jobs=n_jobs,
+                                      progress=progress, min_seconds=min_seconds)
         except DivergenceError as err:  # the draws so far stand, judged as they are
             rounds -= 1
             info = {**info, "extension_diverged": str(err)}
             break
         draws = _thin_pair(draws, new.draws)
         evals, steps, seconds = evals + new.n_grad_evals, new.step_sizes, seconds + new.seconds
-        info = {**new.info, "step_size_retries": info.get("step_size_retries", 0)}
+        info = {**new.info, "step_size_retries": info.get("step_size_retries", 0) + retried}
         early = rounds < max_doublings
         before, verdict = verdict, judge(draws, early=early)
     if early and not verdict.converged:  # stopped on a projection: the whole verdict

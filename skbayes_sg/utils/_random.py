@@ -70,6 +70,10 @@ class Streams:
         """``(noise, index)`` chain streams for extension ``k >= 1`` of the sampling phase."""
         return self._chains(f"extension{int(k)}")
 
+    def extension_retry(self, k, r):
+        """``(noise, index)`` chain streams for retry ``r >= 1`` of extension ``k``."""
+        return self._chains(f"extension{int(k)}retry{int(r)}")
+
 
 def make_streams(random_state, n_chains: int) -> Streams:
     """The streams of one fit; the same ``random_state`` gives the same streams."""

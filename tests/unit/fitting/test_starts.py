@@ -58,6 +58,38 @@ def test_a_network_run_shorter_than_the_ess_rule_is_extended():
     assert d["sampling_steps"] == 40 * 2 ** d["n_doublings"]
 
 
+def test_a_diverging_extension_runs_again_with_a_smaller_step(monkeypatch):
+    from skbayes_sg.fitting import _extend
+    from skbayes_sg.utils import DivergenceError
+    from skbayes_sg.utils._random import make_streams
+
+    real, steps = _extend.sample, []
+
+    def diverge_once(plan, noise, index, step, **kwargs):  # fault injection: the first try
+        steps.append(step)
+        if len(steps) == 1:
+            raise DivergenceError("Chain 0 diverged during sampling (step 3).")
+        return real(plan, noise, index, step, **kwargs)
+
+    monkeypatch.setattr(_extend, "sample", diverge_once)
+    est = BayesianMLPClassifier(**{**NOISY, "random_state": 1}).fit(*_noisy_labels())
+    d = est.diagnostics_
+    assert d["n_doublings"] >= 1 and "extension_diverged" not in d
+    assert d["step_size_retries"] == 1 and steps[1] == pytest.approx(steps[0] / 4)
+
+    def always(plan, noise, index, step, **kwargs):
+        steps.append(step)
+        raise DivergenceError("Chain 0 diverged during sampling (step 3).")
+
+    monkeypatch.setattr(_extend, "sample", always)
+    streams = make_streams(0, 2)
+    for retry, tried in [((0, 1.0), [0.5]), ((3, 0.25), [0.5, 0.125, 0.03125, 0.0078125])]:
+        steps.clear()  # a user-set step (0, 1.0) is not retried
+        with pytest.raises(DivergenceError):
+            _extend._extension(None, streams, 1, 0.5, retry)
+        assert steps == tried
+
+
 def test_a_diverging_extension_keeps_the_draws_so_far(monkeypatch):
     from skbayes_sg.fitting import _extend
     from skbayes_sg.utils import DivergenceError
