@@ -4,7 +4,8 @@ Usage::
 
     pip install ".[bench]"      # jax + numpyro for the NUTS references
     python benchmarks/calibration.py --json benchmarks/results/calibration.json \\
-        --markdown benchmarks/results/calibration.md          # ~20 min on 2 cores
+        --markdown benchmarks/results/calibration.md          # ~20 min on 2 cores, plus the
+                                                              # references not cached yet
     python benchmarks/calibration.py --quick                  # smoke run, ~30 s
 
 For every reference problem (closed-form linear posteriors; full-batch NUTS on exactly the
