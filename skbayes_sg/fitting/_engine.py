@@ -92,11 +92,11 @@ def fit_posterior(posterior, settings, streams, judge, *, progress=None):
     run = sample_with_retries(plan, streams, auto=s.step_size == "auto", config=s.config,
                               n_warmup=s.n_warmup, n_draws=s.n_draws, thin=s.thin,
                               n_jobs=s.n_jobs, progress=progress, min_seconds=min_seconds)
-    retry = (s.config.max_retries, s.config.retry_factor) if s.step_size == "auto" else (0, 1.0)
     run, verdict = extend_until_converged(plan, streams, run, judge,
                                           max_doublings=s.max_doublings, n_draws=s.n_draws,
-                                          thin=s.thin, n_jobs=s.n_jobs, progress=progress,
-                                          min_seconds=min_seconds, retry=retry)
+                                          thin=s.thin, n_jobs=s.n_jobs,
+                                          auto=s.step_size == "auto", config=s.config,
+                                          progress=progress, min_seconds=min_seconds)
     elapsed = time.perf_counter() - t1
     phases = {**plan.phases, "sampling": (run.seconds, run.n_grad_evals),
               "verdict": (max(elapsed - run.seconds, 0.0), 0)}

@@ -46,7 +46,7 @@ import numpy as np
 
 from ..diagnostics import ESS_PER_CHAIN, RHAT_MAX
 from ..utils import DivergenceError
-from ._fit import Run, sample
+from ._fit import Run, sample_with_retries
 
 __all__ = ["doublings_needed", "extend_until_converged"]
 
@@ -91,28 +91,12 @@ def _give_up(verdict, before, left):
     return projected > left + 1, projected
 
 
-def _extension(plan, streams, k, step, retry, **kwargs):
-    """``(run, retries)``: extension ``k`` from ``plan.theta0``.  Where it diverges with the
-    automatic step (``retry = (max_retries, factor)``), it starts again from the same draws with
-    the step times ``factor`` and fresh streams, at most ``max_retries`` times (a tail excursion
-    of a chain restarted with fresh momenta, as the warm-up's retries); then it raises."""
-    max_retries, factor = retry
-    for r in range(max_retries + 1):
-        noise, index = streams.extension(k) if r == 0 else streams.extension_retry(k, r)
-        try:
-            return sample(plan, noise, index, step, n_warmup=0, **kwargs), r
-        except DivergenceError:
-            if r == max_retries:
-                raise
-            step *= factor
-
-
 def extend_until_converged(plan, streams, run, judge, *, max_doublings, n_draws, thin, n_jobs,
-                           progress=None, min_seconds=0.0, retry=(0, 1.0)):
+                           auto, config, progress=None, min_seconds=0.0):
     """Extend ``run`` (a :class:`~skbayes_sg.fitting.Run`) until ``judge`` passes.
 
-    ``retry = (max_retries, factor)``: an extension that diverges runs again with a smaller
-    step (:func:`_extension`; ``(0, 1.0)``, a user-set step, does not).
+    ``auto`` (``step_size="auto"``) and ``config``: an extension that diverges runs again with
+    a smaller step, as :func:`~._fit.sample_with_retries` runs the first one.
 
     Returns ``(run, verdict)``: the draws thinned to ``n_draws`` per chain, the evaluations and
     seconds of every round summed, ``info`` the last round's plus ``n_doublings``,
@@ -135,7 +119,8 @@ def extend_until_converged(plan, streams, run, judge, *, max_doublings, n_draws,
                            f"phase to {2 * spacing * n_draws} steps per chain "
                            f"(doubling {rounds} of at most {max_doublings}).")
         try:
-            new, retried = _extension(start, streams, rounds, float(np.mean(steps)), retry,
+            new = sample_with_retries(start, streams, auto=auto, config=config,
+                                      step=float(np.mean(steps)), extension=rounds, n_warmup=0,
                                       n_draws=n_draws, thin=spacing, n_jobs=n_jobs,
                                       progress=progress, min_seconds=min_seconds)
         except DivergenceError as err:  # the draws so far stand, judged as they are
@@ -144,7 +129,8 @@ def extend_until_converged(plan, streams, run, judge, *, max_doublings, n_draws,
             break
         draws = _thin_pair(draws, new.draws)
         evals, steps, seconds = evals + new.n_grad_evals, new.step_sizes, seconds + new.seconds
-        info = {**new.info, "step_size_retries": info.get("step_size_retries", 0) + retried}
+        info = {**new.info, "step_size_retries": (info.get("step_size_retries", 0)
+                                                  + new.info["step_size_retries"])}
         early = rounds < max_doublings
         before, verdict = verdict, judge(draws, early=early)
     if early and not verdict.converged:  # stopped on a projection: the whole verdict

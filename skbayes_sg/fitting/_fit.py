@@ -29,7 +29,7 @@ class Run(NamedTuple):
     seconds: float
 
 
-def sample_with_retries(plan, streams, *, auto, config, **kwargs):
+def sample_with_retries(plan, streams, *, auto, config, step=None, extension=0, **kwargs):
     """:func:`sample`; with ``step_size="auto"``, retry smaller steps on divergence.
 
     A chain that diverges with the automatic step -- in warm-up, or later where the step tuned at
@@ -37,12 +37,13 @@ def sample_with_retries(plan, streams, *, auto, config, **kwargs):
     all chains with the step multiplied by ``config.retry_factor`` and fresh chain streams
     (``streams.retry(k)``, so still reproducible), at most ``config.max_retries`` times;
     ``info["step_size_retries"]`` records how many.  With a user-given step, or after the
-    retries, the :class:`DivergenceError` propagates.
+    retries, the :class:`DivergenceError` propagates.  ``extension = k >= 1`` runs the ``k``-th
+    extension of the sampling phase (from ``plan.theta0``, at ``step``; the streams
+    ``streams.extension(k)``, then ``streams.extension_retry(k, r)``).
     """
-    noise, index, step = streams.noise, streams.index, plan.tuning.step_size
+    step = plan.tuning.step_size if step is None else step
     for retry in range(config.max_retries + 1):
-        if retry:
-            noise, index = streams.retry(retry)
+        noise, index = _chain_streams(streams, extension, retry)
         try:
             run = sample(plan, noise, index, step, **kwargs)
             return run._replace(info={**run.info, "step_size_retries": retry})
@@ -55,12 +56,20 @@ def sample_with_retries(plan, streams, *, auto, config, **kwargs):
                 kwargs["progress"].write(f"{err} Retrying with step_size={step:.3g}.")
 
 
+def _chain_streams(streams, extension, retry):
+    """``(noise, index)`` of try ``retry`` of the first run or of extension ``extension``."""
+    if extension:
+        return (streams.extension(extension) if not retry
+                else streams.extension_retry(extension, retry))
+    return (streams.noise, streams.index) if not retry else streams.retry(retry)
+
+
 def _step_origin(auto, retry):
     """Where the diverging step came from, for the :class:`DivergenceError` message."""
     if not auto:
         return "The step was set by hand: step_size='auto' sizes it from the curvature."
     return (f"The step was the automatic one (step_size='auto'), divided by 4 {retry} time(s) "
-            "after divergences in warm-up.")
+            "after divergences.")
 
 
 def _index_streams(plan, groups, index):

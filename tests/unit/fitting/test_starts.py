@@ -58,51 +58,46 @@ def test_a_network_run_shorter_than_the_ess_rule_is_extended():
     assert d["sampling_steps"] == 40 * 2 ** d["n_doublings"]
 
 
-def test_a_diverging_extension_runs_again_with_a_smaller_step(monkeypatch):
-    from skbayes_sg.fitting import _extend
+def _diverging_extensions(monkeypatch, times):
+    """Fault injection: the first ``times`` extension tries (runs without warm-up) diverge;
+    returns the list their steps are recorded in."""
+    from skbayes_sg.fitting import _fit
     from skbayes_sg.utils import DivergenceError
-    from skbayes_sg.utils._random import make_streams
 
-    real, steps = _extend.sample, []
+    real, steps = _fit.sample, []
 
-    def diverge_once(plan, noise, index, step, **kwargs):  # fault injection: the first try
-        steps.append(step)
-        if len(steps) == 1:
-            raise DivergenceError("Chain 0 diverged during sampling (step 3).")
+    def sample(plan, noise, index, step, **kwargs):
+        if kwargs["n_warmup"] == 0:
+            steps.append(step)
+            if len(steps) <= times:
+                raise DivergenceError("Chain 0 diverged during sampling (step 3).")
         return real(plan, noise, index, step, **kwargs)
 
-    monkeypatch.setattr(_extend, "sample", diverge_once)
+    monkeypatch.setattr(_fit, "sample", sample)
+    return steps
+
+
+def test_a_diverging_extension_runs_again_with_a_smaller_step(monkeypatch):
+    steps = _diverging_extensions(monkeypatch, 1)
     est = BayesianMLPClassifier(**{**NOISY, "random_state": 1}).fit(*_noisy_labels())
     d = est.diagnostics_
     assert d["n_doublings"] >= 1 and "extension_diverged" not in d
     assert d["step_size_retries"] == 1 and steps[1] == pytest.approx(steps[0] / 4)
 
-    def always(plan, noise, index, step, **kwargs):
-        steps.append(step)
-        raise DivergenceError("Chain 0 diverged during sampling (step 3).")
-
-    monkeypatch.setattr(_extend, "sample", always)
-    streams = make_streams(0, 2)
-    for retry, tried in [((0, 1.0), [0.5]), ((3, 0.25), [0.5, 0.125, 0.03125, 0.0078125])]:
-        steps.clear()  # a user-set step (0, 1.0) is not retried
-        with pytest.raises(DivergenceError):
-            _extend._extension(None, streams, 1, 0.5, retry)
-        assert steps == tried
-
 
 def test_a_diverging_extension_keeps_the_draws_so_far(monkeypatch):
-    from skbayes_sg.fitting import _extend
-    from skbayes_sg.utils import DivergenceError
-
-    def diverge(*args, **kwargs):  # fault injection: every extension round diverges
-        raise DivergenceError("Chain 0 diverged during sampling (step 3).")
-
-    monkeypatch.setattr(_extend, "sample", diverge)
+    steps = _diverging_extensions(monkeypatch, np.inf)
     with pytest.warns(ConvergenceWarning, match="a longer run diverged"):
         est = BayesianMLPClassifier(**NOISY).fit(*_noisy_labels())
     d = est.diagnostics_
     assert d["n_doublings"] == 0 and d["sampling_steps"] == 40 and not d["converged"]
     assert "diverged" in d["extension_diverged"] and np.all(np.isfinite(est.draws_))
+    assert len(steps) == 4 and steps[-1] == pytest.approx(steps[0] / 4**3)  # 3 retries
+    steps.clear()  # a user-set step is not retried
+    with pytest.warns(ConvergenceWarning, match="a longer run diverged"):
+        BayesianMLPClassifier(**{**NOISY, "step_size": est.diagnostics_["step_size"]}).fit(
+            *_noisy_labels())
+    assert len(steps) == 1
 
 
 def test_adam_starts_are_separate_optima(blobs):
