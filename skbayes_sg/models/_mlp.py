@@ -10,11 +10,17 @@ from ..utils import row_chunks
 from ._arrays import as_compute
 from ._base import Likelihood
 from ._predictive import DEFAULT_CHUNKS, network_mean
+from ._softmax import softmax_inplace
 
 __all__ = ["ACTIVATIONS", "MLPModel"]
 
 _MAX_PREDICT_ELEMENTS = 10_000_000  # values of predict_output's temporaries per draw chunk
 _FISHER_CHUNK = 2048  # rows per chunk of the Fisher diagonal's backward passes
+
+
+def _swap_last(a):
+    """``a (..., b, m)`` as ``(..., m, b)`` (a view)."""
+    return a.T if a.ndim == 2 else a.transpose(0, 2, 1)
 
 
 def _relu(z):
@@ -149,18 +155,23 @@ class MLPModel(Likelihood):
         return theta
 
     def _forward(self, theta, X):
-        """Hidden activations ``[X, a_1, ..., a_L]`` and logits ``(C, b, K)``."""
+        """Hidden activations ``[X, a_1, ..., a_L]`` and logits ``(C, b, K)``: a view of
+        class-major ``(C, K, b)`` logits, whose softmax then reduces over contiguous rows."""
         act = ACTIVATIONS[self.activation][0]
         X = as_compute(X, theta.dtype)
         C, acts, a = theta.shape[0], [X], X
         last = self.n_layers - 1
         for l, ((s, e, shape), (bs, be)) in enumerate(zip(self._coef_indptr,
                                                           self._intercept_indptr)):
-            z = np.matmul(a, theta[:, s:e].reshape(C, *shape))
+            W = theta[:, s:e].reshape(C, *shape)
+            if l == last:
+                z = np.matmul(W.transpose(0, 2, 1), _swap_last(a))
+                if bs != be:
+                    z += theta[:, bs:be, None]
+                return acts, z.transpose(0, 2, 1)
+            z = np.matmul(a, W)
             if bs != be:
                 z += theta[:, None, bs:be]
-            if l == last:
-                return acts, z
             a = act(z)
             acts.append(a)
 
@@ -177,9 +188,7 @@ class MLPModel(Likelihood):
         C = theta.shape[0]
         for l in range(self.n_layers - 1, -1, -1):
             (s, e, shape), (bs, be) = self._coef_indptr[l], self._intercept_indptr[l]
-            a = acts[l]
-            a_t = a.T if a.ndim == 2 else a.transpose(0, 2, 1)
-            np.matmul(a_t, delta, out=out[:, s:e].reshape(C, *shape))
+            np.matmul(_swap_last(acts[l]), delta, out=out[:, s:e].reshape(C, *shape))
             if bs != be:
                 delta.sum(axis=1, out=out[:, bs:be])
             if l:
@@ -190,12 +199,12 @@ class MLPModel(Likelihood):
     def grad_sum(self, theta, X, y, weight=None):
         """``sum_i w_i grad f_i`` as ``(C, p)``, one batched backward pass."""
         acts, z = self._forward(theta, X)
-        delta = softmax(z, axis=-1)
-        delta -= y[..., None] == self._classes
+        delta = softmax_inplace(z.transpose(0, 2, 1))  # class-major (C, K, b)
+        delta -= self._classes[:, None] == np.asarray(y)[..., None, :]
         if weight is not None:
-            delta *= weight[..., None]
-        return self._backward(theta, acts, delta,
-                              np.empty((theta.shape[0], self.n_params), dtype=delta.dtype))
+            delta *= weight[..., None, :]
+        return self._backward(theta, acts, z,
+                              np.empty((theta.shape[0], self.n_params), dtype=z.dtype))
 
     def per_example_grad(self, theta1, X, y):
         """Per-example gradients ``(b, p)`` at one position ``theta1 (p,)``."""
