@@ -60,7 +60,8 @@ def ours(size, X, y, Xt, yt):
             "verdict_seconds": fit - d["preprocessing_seconds"] - d["sampling_seconds"],
             "n_doublings": d["n_doublings"], "doublings_needed": d["doublings_needed"],
             "predictive_rhat": float(np.nanmax(d["predictive_rhat"])),
-            "warned": any("not converged" in str(w.message) for w in caught),
+            "pooled_error": float(d["pooled_error"]), "off_data_error": float(d["off_data_error"]),
+            "warned": any(issubclass(w.category, UserWarning) for w in caught),
             "accuracy": float(np.mean(proba.argmax(1) == yt)),
             "log_loss": float(log_loss(yt, proba, labels=np.arange(10)))}
 
@@ -89,7 +90,9 @@ def markdown(r, sk, source, args):
     early = ("" if r["doublings_needed"] is None else
              f" (stopped early: about {r['doublings_needed']:.2g} more projected)")
     lines += ["", f"Sampling doublings: {r['n_doublings']}{early}; predictive R-hat "
-              f"{r['predictive_rhat']:.3f}; warned: {r['warned']}.", "",
+              f"{r['predictive_rhat']:.3f}; pooled predictive's Monte-Carlo error "
+              f"{r['pooled_error']:.4f} on the training rows, {r['off_data_error']:.4f} off the "
+              f"data (tolerance 0.02); warned: {r['warned']}.", "",
               "| estimator | fit s | test accuracy | test log-loss |", "|---|---|---|---|",
               f"| BayesianMLPClassifier | {r['fit_seconds']:.1f} | {r['accuracy']:.4f} | "
               f"{r['log_loss']:.4f} |",

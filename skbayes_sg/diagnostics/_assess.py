@@ -36,7 +36,8 @@ class Assessment(NamedTuple):
     :data:`RHAT_MAX` and every bulk and tail ESS at least :data:`ESS_PER_CHAIN` per chain.
     ``note`` is an optional short sentence for the warning of a failing verdict.  ``pooled`` is
     the :class:`~skbayes_sg.diagnostics.PooledError` of a verdict taken on the pooled predictive
-    (the networks'): it then decides, and projects the doublings still needed.
+    (the networks'): it then decides, and projects the doublings still needed; ``off_data``
+    is the same error on rows away from the training data (the networks' second judgement).
     """
 
     rhat: np.ndarray
@@ -45,6 +46,7 @@ class Assessment(NamedTuple):
     problems: tuple
     note: str = ""
     pooled: object = None
+    off_data: object = None
 
     @property
     def converged(self):

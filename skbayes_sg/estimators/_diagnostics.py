@@ -61,6 +61,9 @@ class _DiagnosticsMixin:
             d.update({"pooled_error": verdict.pooled.error,
                       "pooled_error_modes_share": verdict.pooled.modes_share,
                       "pooled_error_tolerance": verdict.pooled.tolerance})
+        if verdict.off_data is not None:
+            d.update({"off_data_error": verdict.off_data.error,
+                      "off_data_modes_share": verdict.off_data.modes_share})
         self.diagnostics_ = d
         if result.audit is not None and not result.audit.passed:
             warn_user(audit_message(result.audit), ApproximationWarning)

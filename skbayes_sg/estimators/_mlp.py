@@ -57,8 +57,11 @@ class BayesianMLPClassifier(_MLPMixin, _ClassifierMixin, ClassifierMixin, _BaseS
     pooled predictive: its Monte-Carlo error (the chains' mode spread and their own Monte-Carlo
     error, in mean total variation over up to 100 training rows,
     :func:`~skbayes_sg.diagnostics.pooled_error`) must be at most
-    :data:`~skbayes_sg.diagnostics.POOLED_TOLERANCE`.  Doublings reduce each chain's own error;
-    only more chains (``n_chains``) reduce the modes' spread, and the warning says which applies.
+    :data:`~skbayes_sg.diagnostics.POOLED_TOLERANCE`, on those rows and on the same rows moved
+    1.5 times as far from their mean (``diagnostics_["off_data_error"]``): away from the data
+    local chains explore least and disagree most, and a fit that passes on the training rows can
+    still give too little uncertainty there.  Doublings reduce each chain's own error; only more
+    chains (``n_chains``) reduce the modes' spread, and the warning says which applies.
     ``diagnostics_`` keeps the R-hat and ESS of the rows' predictive log-probabilities
     (``predictive_rhat``, ...) and of the raw weights.
 

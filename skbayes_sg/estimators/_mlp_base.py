@@ -7,14 +7,23 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..diagnostics import MIN_DRAWS, POOLED_TOLERANCE, assess, pooled_error
 
-__all__ = ["_MLPMixin", "judged_rows"]
+__all__ = ["_MLPMixin", "judged_rows", "off_data_rows"]
 
 _JUDGED_ROWS = 100  # training rows whose predictive values judge convergence
+_OFF_DATA_FACTOR = 1.5  # the off-data rows: the judged rows this many times as far from their mean
 
 
 def judged_rows(n_rows, n_judged=_JUDGED_ROWS):
     """A fixed, evenly spaced subset of ``n_rows`` training rows (at most ``n_judged``)."""
     return np.unique(np.linspace(0, n_rows - 1, min(n_rows, n_judged)).round().astype(np.intp))
+
+
+def off_data_rows(X, factor=_OFF_DATA_FACTOR):
+    """The rows ``X`` moved ``factor`` times as far from their mean: inputs a little beyond the
+    training data, where a network's predictive uncertainty is its least constrained."""
+    X = np.asarray(X, dtype=float)
+    center = X.mean(axis=0)
+    return center + factor * (X - center)
 
 
 class _MLPMixin:
@@ -48,41 +57,48 @@ class _MLPMixin:
                                      fan_in=self.prior_scaling == "fan_in")
 
     def _judge(self, posterior):
-        """The verdict on the pooled predictive, on a fixed subset of up to 100 training rows.
+        """The verdict on the pooled predictive, on a fixed subset of up to 100 training rows
+        and on the same rows moved off the data (:func:`off_data_rows`).
 
         Raw weights are not identified (hidden units permute, signs flip) and the chains start
         in different modes, which local samplers do not leave: their predictions need not agree.
         What ``predict`` averages is the pooled predictive, so its Monte-Carlo error decides
         (:func:`~skbayes_sg.diagnostics.pooled_error`, at most
-        :data:`~skbayes_sg.diagnostics.POOLED_TOLERANCE` in mean total variation).  The R-hat and
-        ESS of the rows' judged values (``_judge_parts``) are kept in ``diagnostics_`` as
-        ``predictive_rhat`` / ``predictive_ess`` (the raw-weight ``rhat`` / ``ess`` too).
+        :data:`~skbayes_sg.diagnostics.POOLED_TOLERANCE` in mean total variation), on the
+        training rows and off the data, where local chains explore least and disagree most.
+        The R-hat and ESS of the rows' judged values (``_judge_parts``) are kept in
+        ``diagnostics_`` as ``predictive_rhat`` / ``predictive_ess`` (the raw-weight ``rhat`` /
+        ``ess`` too).
         """
         rows = judged_rows(posterior.n_rows)
         X, y = posterior.rows(rows)
-        model, noun = posterior.model, self._judged_noun
+        X_off, model, noun = off_data_rows(X), posterior.model, self._judged_noun
 
         def judge(draws, early=False):
             C, D, p = draws.shape
-            judged, mean, scale, log_noise = self._judge_parts(model, draws.reshape(C * D, p),
-                                                               X, y)
+            flat = draws.reshape(C * D, p)
+            judged, *parts = self._judge_parts(model, flat, X, y)
             verdict = assess(judged.reshape(C, D, rows.size), noun=noun)
             if D < MIN_DRAWS:
                 return verdict
-            pooled = pooled_error(mean.reshape(C, D, *mean.shape[1:]), scale=scale,
-                                  log_noise=None if log_noise is None else log_noise.reshape(C, D),
-                                  tolerance=POOLED_TOLERANCE)
-            problems = () if pooled.error <= pooled.tolerance else (_pooled_problem(pooled, C),)
-            return verdict._replace(problems=problems, pooled=pooled)
+            pooled = _pooled(parts, C, D)
+            off = _pooled(self._judge_parts(model, flat, X_off, y)[1:], C, D)
+            problems = ((_pooled_problem(pooled, C),) if pooled.error > pooled.tolerance else ()) \
+                + ((_off_data_problem(off, C),) if off.error > off.tolerance else ())
+            return verdict._replace(problems=problems, pooled=pooled, off_data=off)
 
         return judge
 
     def _warning(self, verdict, info):
-        """The three lines of the warning of a failing pooled verdict (too few draws to judge:
-        the common warning)."""
+        """The three lines of the warning of a failing pooled verdict, on the training rows
+        first (too few draws to judge: the common warning)."""
         if verdict.pooled is None:
             return super()._warning(verdict, info)
-        return _pooled_warning(verdict.pooled, info, self.draws_.shape[0], self.max_doublings)
+        if verdict.pooled.error > verdict.pooled.tolerance:
+            return _pooled_warning(verdict.pooled, info, self.draws_.shape[0], self.max_doublings,
+                                   off=verdict.off_data)
+        return _off_data_warning(verdict.off_data, info, self.draws_.shape[0],
+                                 self.max_doublings)
 
     def _hidden(self):
         sizes = self.hidden_layer_sizes
@@ -98,6 +114,15 @@ class _MLPMixin:
         self.intercepts_ = [mean[f"intercept_{i}"] for i in range(n_layers)]
 
 
+def _pooled(parts, C, D):
+    """:func:`~skbayes_sg.diagnostics.pooled_error` of ``_judge_parts``' ``(mean, scale,
+    log_noise)`` over ``C`` chains of ``D`` draws."""
+    mean, scale, log_noise = parts
+    return pooled_error(mean.reshape(C, D, *mean.shape[1:]), scale=scale,
+                        log_noise=None if log_noise is None else log_noise.reshape(C, D),
+                        tolerance=POOLED_TOLERANCE)
+
+
 def _pooled_problem(pooled, n_chains):
     """The verdict's sentence (``diagnostics_["convergence_problems"]``, ``summary()``)."""
     return (f"The pooled predictive's Monte-Carlo error is {pooled.error:.3g} in mean total "
@@ -106,19 +131,52 @@ def _pooled_problem(pooled, n_chains):
             f"{n_chains} chains' modes, which only more chains reduce.")
 
 
-def _pooled_warning(pooled, info, n_chains, max_doublings):
-    """Three lines: the error and the run, why, and what to do."""
-    head = (f"Pooled predictive Monte-Carlo error {pooled.error:.3g} > {pooled.tolerance} (mean "
-            f"total variation) after {info['sampling_steps']:,} steps per chain"
+def _off_data_problem(off, n_chains):
+    """The off-data verdict's sentence."""
+    return (f"Off the data (the judged rows moved {_OFF_DATA_FACTOR:g} times as far from their "
+            f"mean) the pooled predictive's Monte-Carlo error is {off.error:.3g}, above "
+            f"{off.tolerance}; {100 * off.modes_share:.0f}% of its variance is the spread "
+            f"between the {n_chains} chains' modes: its uncertainty there is not reliable.")
+
+
+def _todo(pooled, info, n_chains, max_doublings):
+    """What reduces ``pooled``'s error: more chains for a modes' spread, else longer runs."""
+    if pooled.modes_share >= 0.5 or not np.isfinite(pooled.doublings):
+        need = int(np.ceil(n_chains * (pooled.error / pooled.tolerance) ** 2))
+        return f"increase n_chains (about {need} reach the tolerance)"
+    return (f"increase max_doublings (ran {info['n_doublings']} of {max_doublings}) or thin, "
+            "or n_chains")
+
+
+def _head(what, pooled, info):
+    return (f"{what} {pooled.error:.3g} > {pooled.tolerance} (mean total variation) after "
+            f"{info['sampling_steps']:,} steps per chain"
             + ("; a longer run diverged." if info.get("extension_diverged") else "."))
+
+
+def _pooled_warning(pooled, info, n_chains, max_doublings, off=None):
+    """Three lines: the error and the run, why (and the error off the data, when it fails
+    too), and what to do."""
+    also = (f" (off the data: {off.error:.3g})" if off is not None and off.error > off.tolerance
+            else "")
     why = (f"Chains in different modes are expected for a network; {pooled.modes_share:.0%} of "
-           "the error is their spread.")
+           f"the error is their spread{also}.")
     if not np.isfinite(pooled.error):
         todo = "Predictions are not finite on the training rows: see diagnostics_ and summary()."
-    elif pooled.modes_share >= 0.5 or not np.isfinite(pooled.doublings):
-        need = int(np.ceil(n_chains * (pooled.error / pooled.tolerance) ** 2))
-        todo = f"Increase n_chains (about {need} reach the tolerance)."
     else:
-        todo = (f"Increase max_doublings (ran {info['n_doublings']} of {max_doublings}) or "
-                "thin, or n_chains.")
-    return "\n".join([head, why, todo])
+        todo = _todo(pooled, info, n_chains, max_doublings).capitalize() + "."
+    return "\n".join([_head("Pooled predictive Monte-Carlo error", pooled, info), why, todo])
+
+
+def _off_data_warning(off, info, n_chains, max_doublings):
+    """Three lines for a verdict that fails only off the data."""
+    why = (f"The chains disagree away from the training data ({off.modes_share:.0%} of the error "
+           "is their modes' spread), where local samplers explore least.")
+    if not np.isfinite(off.error):
+        todo = "Predictions off the data are not finite: see diagnostics_ and summary()."
+    else:
+        todo = (f"Predictive uncertainty off the data is not reliable: "
+                f"{_todo(off, info, n_chains, max_doublings)}, or use sampler='hmc' with "
+                "subsampling='full' (exact, slower).")
+    return "\n".join([_head(f"Off-data (rows {_OFF_DATA_FACTOR:g}x as far from their mean) "
+                             "predictive Monte-Carlo error", off, info), why, todo])

@@ -58,7 +58,7 @@ class BayesianMLPRegressor(_MLPMixin, _NormalizeYMixin, RegressorMixin, _BaseSGM
     ``noise_std^2 ~ InvGamma(1, 0.01 var(y))``.  ``predict(X, return_std=True)`` gives the
     posterior-predictive sd: the spread of the network's output over the draws plus the noise.
     The verdict is the Monte-Carlo error of the pooled predictive (its means, in units of its
-    sd) on up to 100 training rows, as the classifier's.
+    sd) on up to 100 training rows and off the data, as the classifier's.
 
 {REPORT_NOTES}
 {REFERENCES}

@@ -69,6 +69,21 @@ def test_predictive_sd_away_from_the_data_is_the_reference_one(sine_fit):
     assert _sd_ratio(sine_fit[-1]) > 6.0
 
 
+def test_a_predictive_under_explored_off_the_data_warns():
+    # the chains agree on the training rows but not away from them, where their predictive
+    # sds are half the reference's (bench_mlp_reference's sine problem): the verdict's second
+    # judgement, on the judged rows moved 1.5 times as far from their mean, warns
+    X, y = _sine()
+    with pytest.warns(ConvergenceWarning, match="Off-data") as record:
+        reg = BayesianMLPRegressor(hidden_layer_sizes=(16,), activation="tanh",
+                                   random_state=1).fit(X, y)
+    d = reg.diagnostics_
+    assert d["pooled_error"] <= d["pooled_error_tolerance"] < d["off_data_error"]
+    assert not d["converged"] and "Off the data" in d["convergence_problems"][0]
+    assert "sampler='hmc'" in str(record[0].message)
+    assert len(str(record[0].message).splitlines()) == 3
+
+
 def test_sample_y_matches_the_predictive_moments(sine_fit):
     *_, reg = sine_fit
     grid = np.array([[-1.0], [0.3], [4.0]])
@@ -183,4 +198,11 @@ def test_verdict_is_the_pooled_error_of_the_gaussian_predictive():
     means_only = pooled_error(means.reshape(C, D, -1), scale=sd, tolerance=0.02).error
     assert reg.diagnostics_["pooled_error"] == pytest.approx(expected, rel=1e-12)
     assert expected > means_only
+    # off the data: the same rows moved 1.5 times as far from their mean
+    X_off = 1.5 * X[rows] - 0.5 * X[rows].mean(axis=0)
+    m_off = reg.model_.predict_output(flat, X_off)
+    sd_off = np.sqrt(m_off.var(axis=0) + np.mean(sigma**2))
+    off = pooled_error(m_off.reshape(C, D, -1), scale=sd_off, tolerance=0.02,
+                       log_noise=np.log(sigma).reshape(C, D)).error
+    assert reg.diagnostics_["off_data_error"] == pytest.approx(off, rel=1e-12)
     assert f"Monte-Carlo error {expected:.3g} > " in str(record[0].message)

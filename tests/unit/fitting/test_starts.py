@@ -50,11 +50,13 @@ NOISY = dict(hidden_layer_sizes=(4,), n_warmup=50, n_draws=40, thin=1, n_chains=
 def test_a_network_run_shorter_than_the_ess_rule_is_extended():
     # the pooled verdict asks for no ESS per chain: 40 draws (< 2 * ESS_PER_CHAIN) are doubled
     assert NOISY["n_draws"] < 2 * ESS_PER_CHAIN
-    # (a seed whose chain meets the tolerance after its doubling; random_state=0 needs more)
-    est = BayesianMLPClassifier(**{**NOISY, "random_state": 1}).fit(*_noisy_labels())
+    # (a seed whose chain meets the tolerance, on the training rows and off the data, after
+    # its doublings: one chain's own error off the data needs 5)
+    est = BayesianMLPClassifier(**{**NOISY, "random_state": 1, "max_doublings": 6}).fit(
+        *_noisy_labels())
     d = est.diagnostics_
     assert d["n_doublings"] >= 1 and d["converged"]
-    assert d["pooled_error"] <= d["pooled_error_tolerance"]
+    assert max(d["pooled_error"], d["off_data_error"]) <= d["pooled_error_tolerance"]
     assert d["sampling_steps"] == 40 * 2 ** d["n_doublings"]
 
 

@@ -209,12 +209,21 @@ def test_a_pooled_projection_past_the_budget_stops_without_slack():
     from skbayes_sg.diagnostics import PooledError
     from skbayes_sg.fitting._extend import _give_up
 
-    def pooled(k):
-        return SimpleNamespace(pooled=PooledError(0.03, 0.3, k, 0.02))
+    def pooled(k, off=None):
+        return SimpleNamespace(pooled=PooledError(0.03, 0.3, k, 0.02), off_data=off)
 
     assert _give_up(pooled(3.0), None, 3) == (False, 3.0)
     assert _give_up(pooled(4.0), None, 3) == (True, 4.0)
     assert _give_up(pooled(np.inf), None, 3)[0]
+    # off the data: a part that no doubling meets (a modes' spread) does not stop the doublings
+    # that meet the training rows' part; a met part asks for none
+    unmet = PooledError(0.05, 0.9, np.inf, 0.02)
+    assert _give_up(pooled(2.0, unmet), None, 3) == (False, np.inf)
+    assert _give_up(pooled(4.0, unmet), None, 3)[0]
+    met = PooledError(0.01, 0.9, 0.0, 0.02)
+    assert _give_up(pooled(2.0, met), None, 3) == (False, 2.0)
+    assert _give_up(SimpleNamespace(pooled=met, off_data=PooledError(0.03, 0.1, 2.0, 0.02)),
+                    None, 3) == (False, 2.0)
     rhat = SimpleNamespace(pooled=None, rhat=np.array([1.05]))
     assert _give_up(rhat, None, 3) == (False, None)  # one judgement: no rate yet
     before = SimpleNamespace(pooled=None, rhat=np.array([1.1]))
