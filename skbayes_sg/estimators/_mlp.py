@@ -104,7 +104,7 @@ class BayesianMLPClassifier(_MLPMixin, _ClassifierMixin, ClassifierMixin, _BaseS
     def __init__(self, *, hidden_layer_sizes=(100,), activation="relu", prior_scale=1.0,
                  prior_scaling="none",
                  fit_intercept=True, sampler="sgnht", subsampling="uniform", batch_size=100,
-                 step_size="auto", preconditioner="auto", n_warmup=1000, n_draws=100, thin=20,
+                 step_size="auto", preconditioner="auto", n_warmup=500, n_draws=100, thin=20,
                  n_chains=4, n_jobs=None, random_state=None, verbose=0, init="laplace",
                  max_doublings=3, draws_dtype="float64", class_weight=None,
                  n_predict_draws=100):
