@@ -90,15 +90,12 @@ class _MLPMixin:
         return judge
 
     def _warning(self, verdict, info):
-        """The three lines of the warning of a failing pooled verdict, on the training rows
-        first (too few draws to judge: the common warning)."""
+        """The three lines of the warning of a failing pooled verdict (too few draws to judge:
+        the common warning)."""
         if verdict.pooled is None:
             return super()._warning(verdict, info)
-        if verdict.pooled.error > verdict.pooled.tolerance:
-            return _pooled_warning(verdict.pooled, info, self.draws_.shape[0], self.max_doublings,
-                                   off=verdict.off_data)
-        return _off_data_warning(verdict.off_data, info, self.draws_.shape[0],
-                                 self.max_doublings)
+        return _pooled_warning(verdict.pooled, verdict.off_data, info, self.draws_.shape[0],
+                               self.max_doublings)
 
     def _hidden(self):
         sizes = self.hidden_layer_sizes
@@ -148,35 +145,28 @@ def _todo(pooled, info, n_chains, max_doublings):
             "or n_chains")
 
 
-def _head(what, pooled, info):
-    return (f"{what} {pooled.error:.3g} > {pooled.tolerance} (mean total variation) after "
+def _pooled_warning(pooled, off, info, n_chains, max_doublings):
+    """Three lines: the failing errors and the run, why, and what to do (for the part that
+    needs the most doublings, and an exact sampler when the error off the data fails)."""
+    where = {"on the training rows": pooled,
+             f"off the data (rows {_OFF_DATA_FACTOR:g}x as far from their mean)": off}
+    failing = {k: e for k, e in where.items() if e is not None and e.error > e.tolerance}
+    head = (f"Pooled predictive Monte-Carlo error "
+            + " and ".join(f"{e.error:.3g} {k}" for k, e in failing.items())
+            + f" > {pooled.tolerance} (mean total variation) after "
             f"{info['sampling_steps']:,} steps per chain"
             + ("; a longer run diverged." if info.get("extension_diverged") else "."))
-
-
-def _pooled_warning(pooled, info, n_chains, max_doublings, off=None):
-    """Three lines: the error and the run, why (and the error off the data, when it fails
-    too), and what to do."""
-    also = (f" (off the data: {off.error:.3g})" if off is not None and off.error > off.tolerance
-            else "")
-    why = (f"Chains in different modes are expected for a network; {pooled.modes_share:.0%} of "
-           f"the error is their spread{also}.")
-    if not np.isfinite(pooled.error):
-        todo = "Predictions are not finite on the training rows: see diagnostics_ and summary()."
+    off_fails = off is not None and off.error > off.tolerance
+    shares = " and ".join(f"{e.modes_share:.0%}" for e in failing.values())
+    why = (f"Chains in different modes are expected for a network; {shares} of the error"
+           f"{'s are' if len(failing) > 1 else ' is'} their spread"
+           + ("; off the data, local samplers explore least." if off_fails else "."))
+    if not all(np.isfinite(e.error) for e in failing.values()):
+        todo = "Predictions are not finite: see diagnostics_ and summary()."
     else:
-        todo = _todo(pooled, info, n_chains, max_doublings).capitalize() + "."
-    return "\n".join([_head("Pooled predictive Monte-Carlo error", pooled, info), why, todo])
-
-
-def _off_data_warning(off, info, n_chains, max_doublings):
-    """Three lines for a verdict that fails only off the data."""
-    why = (f"The chains disagree away from the training data ({off.modes_share:.0%} of the error "
-           "is their modes' spread), where local samplers explore least.")
-    if not np.isfinite(off.error):
-        todo = "Predictions off the data are not finite: see diagnostics_ and summary()."
-    else:
-        todo = (f"Predictive uncertainty off the data is not reliable: "
-                f"{_todo(off, info, n_chains, max_doublings)}, or use sampler='hmc' with "
-                "subsampling='full' (exact, slower).")
-    return "\n".join([_head(f"Off-data (rows {_OFF_DATA_FACTOR:g}x as far from their mean) "
-                             "predictive Monte-Carlo error", off, info), why, todo])
+        todo = _todo(max(failing.values(), key=lambda e: e.doublings), info, n_chains,
+                     max_doublings)
+        todo = todo[0].upper() + todo[1:] + (
+            ", or for uncertainty off the data sampler='hmc' with subsampling='full' (exact, "
+            "slower)." if off_fails else ".")
+    return "\n".join([head, why, todo])

@@ -80,15 +80,15 @@ def _give_up(verdict, before, left):
 
     A pooled verdict projects its own, on the training rows and off the data (a model that
     halves the chains' own error per doubling, optimistic for chains that still drift), and
-    stops when no failing part can be met within ``left``: a part that cannot (a modes' spread)
-    does not stop the doublings that meet the other.  R-hat's :func:`doublings_needed` is
-    noisy, so it stops only when they exceed ``left`` by more than one.
+    stops as soon as a failing part needs more than ``left``: the verdict fails whatever the
+    other part does, so doublings would only delay its warning.  R-hat's
+    :func:`doublings_needed` is noisy, so it stops only when they exceed ``left`` by more than
+    one.
     """
     if verdict.pooled is not None:
-        failing = [e for e in (verdict.pooled, verdict.off_data)
-                   if e is not None and e.error > e.tolerance]
-        needed = max((e.doublings for e in failing), default=0.0)
-        return all(e.doublings > left for e in failing), needed
+        needed = max((e.doublings for e in (verdict.pooled, verdict.off_data)
+                      if e is not None and e.error > e.tolerance), default=0.0)
+        return needed > left, needed
     if before is None:
         return False, None
     projected = doublings_needed(before, verdict)

@@ -171,13 +171,22 @@ def test_extra_adam_runs_are_counted(blobs):
 
 def test_pooled_warning_advice_follows_the_modes_share():
     info = {"sampling_steps": 4000, "n_doublings": 1}
-    modes = _pooled_warning(PooledError(0.04, 0.8, np.inf, 0.02), info, 2, 3)
+    met = PooledError(0.01, 0.5, 0.0, 0.02)
+    modes = _pooled_warning(PooledError(0.04, 0.8, np.inf, 0.02), met, info, 2, 3)
     lines = modes.split("\n")
-    assert len(lines) == 3 and "0.04 > 0.02" in lines[0] and "4,000 steps" in lines[0]
+    assert len(lines) == 3 and "0.04 on the training rows > 0.02" in lines[0]
+    assert "4,000 steps" in lines[0] and "off the data" not in modes
     assert "different modes are expected" in lines[1] and "80%" in lines[1]
     assert lines[2] == "Increase n_chains (about 8 reach the tolerance)."  # 2 * (0.04/0.02)^2
-    own = _pooled_warning(PooledError(0.03, 0.1, 2.0, 0.02), info, 2, 3)
+    own = _pooled_warning(PooledError(0.03, 0.1, 2.0, 0.02), met, info, 2, 3)
     assert own.split("\n")[2].startswith("Increase max_doublings (ran 1 of 3)")
+    # failing off the data too: both errors, the advice of the part needing more doublings,
+    # and an exact sampler for the uncertainty off the data
+    both = _pooled_warning(PooledError(0.03, 0.1, 2.0, 0.02), PooledError(0.05, 0.9, np.inf, 0.02),
+                           info, 2, 3).split("\n")
+    assert len(both) == 3 and "0.03 on the training rows and 0.05 off the data" in both[0]
+    assert "10% and 90% of the errors" in both[1]
+    assert both[2].startswith("Increase n_chains") and "sampler='hmc'" in both[2]
 
 
 def test_warning_speaks_of_the_pooled_predictive(blobs):
@@ -185,7 +194,7 @@ def test_warning_speaks_of_the_pooled_predictive(blobs):
     with pytest.warns(ConvergenceWarning) as record:
         est = BayesianMLPClassifier(**SHORT, random_state=0, n_chains=2).fit(X, y)
     message = str(record[0].message)
-    assert f"Monte-Carlo error {est.diagnostics_['pooled_error']:.3g} > 0.02" in message
+    assert f"Monte-Carlo error {est.diagnostics_['pooled_error']:.3g} on the training" in message
     assert "different modes are expected" in message
 
 

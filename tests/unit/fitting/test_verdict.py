@@ -215,11 +215,10 @@ def test_a_pooled_projection_past_the_budget_stops_without_slack():
     assert _give_up(pooled(3.0), None, 3) == (False, 3.0)
     assert _give_up(pooled(4.0), None, 3) == (True, 4.0)
     assert _give_up(pooled(np.inf), None, 3)[0]
-    # off the data: a part that no doubling meets (a modes' spread) does not stop the doublings
-    # that meet the training rows' part; a met part asks for none
+    # off the data: a failing part that no doubling meets (a modes' spread) stops the run, since
+    # the verdict fails whatever the training rows' part does; a met part asks for none
     unmet = PooledError(0.05, 0.9, np.inf, 0.02)
-    assert _give_up(pooled(2.0, unmet), None, 3) == (False, np.inf)
-    assert _give_up(pooled(4.0, unmet), None, 3)[0]
+    assert _give_up(pooled(2.0, unmet), None, 3) == (True, np.inf)
     met = PooledError(0.01, 0.9, 0.0, 0.02)
     assert _give_up(pooled(2.0, met), None, 3) == (False, 2.0)
     assert _give_up(SimpleNamespace(pooled=met, off_data=PooledError(0.03, 0.1, 2.0, 0.02)),
