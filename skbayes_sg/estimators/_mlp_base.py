@@ -140,33 +140,29 @@ def _todo(pooled, info, n_chains, max_doublings):
     """What reduces ``pooled``'s error: more chains for a modes' spread, else longer runs."""
     if pooled.modes_share >= 0.5 or not np.isfinite(pooled.doublings):
         need = int(np.ceil(n_chains * (pooled.error / pooled.tolerance) ** 2))
-        return f"increase n_chains (about {need} reach the tolerance)"
-    return (f"increase max_doublings (ran {info['n_doublings']} of {max_doublings}) or thin, "
-            "or n_chains")
+        return f"increase n_chains to about {need}"
+    return f"increase max_doublings (ran {info['n_doublings']} of {max_doublings}) or thin"
 
 
 def _pooled_warning(pooled, off, info, n_chains, max_doublings):
     """Three lines: the failing errors and the run, why, and what to do (for the part that
     needs the most doublings, and an exact sampler when the error off the data fails)."""
-    where = {"on the training rows": pooled,
-             f"off the data (rows {_OFF_DATA_FACTOR:g}x as far from their mean)": off}
+    where = {"on the data": pooled, "off it": off}
     failing = {k: e for k, e in where.items() if e is not None and e.error > e.tolerance}
-    head = (f"Pooled predictive Monte-Carlo error "
-            + " and ".join(f"{e.error:.3g} {k}" for k, e in failing.items())
-            + f" > {pooled.tolerance} (mean total variation) after "
-            f"{info['sampling_steps']:,} steps per chain"
-            + ("; a longer run diverged." if info.get("extension_diverged") else "."))
-    off_fails = off is not None and off.error > off.tolerance
-    shares = " and ".join(f"{e.modes_share:.0%}" for e in failing.values())
-    why = (f"Chains in different modes are expected for a network; {shares} of the error"
-           f"{'s are' if len(failing) > 1 else ' is'} their spread"
-           + ("; off the data, local samplers explore least." if off_fails else "."))
+    off_fails = "off it" in failing
+    if off_fails and len(failing) == 1:
+        failing = {"off the data": off}
+    head = ("Pooled predictive Monte-Carlo error "
+            + ", ".join(f"{e.error:.3g} {k}" for k, e in failing.items())
+            + f" > {pooled.tolerance} after {info['sampling_steps']:,} steps.")
+    why = ("Chains in different modes are expected; their spread is "
+           + ", ".join(f"{e.modes_share:.0%}" for e in failing.values()) + " of the error"
+           + ("; a longer run diverged." if info.get("extension_diverged") else "."))
     if not all(np.isfinite(e.error) for e in failing.values()):
         todo = "Predictions are not finite: see diagnostics_ and summary()."
     else:
         todo = _todo(max(failing.values(), key=lambda e: e.doublings), info, n_chains,
                      max_doublings)
         todo = todo[0].upper() + todo[1:] + (
-            ", or for uncertainty off the data sampler='hmc' with subsampling='full' (exact, "
-            "slower)." if off_fails else ".")
+            "; off the data, try sampler='hmc', subsampling='full'." if off_fails else ".")
     return "\n".join([head, why, todo])

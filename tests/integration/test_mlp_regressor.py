@@ -207,4 +207,4 @@ def test_verdict_is_the_pooled_error_of_the_gaussian_predictive():
     off = pooled_error(m_off.reshape(C, D, -1), scale=sd_off, tolerance=0.02,
                        log_noise=np.log(sigma).reshape(C, D)).error
     assert reg.diagnostics_["off_data_error"] == pytest.approx(off, rel=1e-12)
-    assert f"Monte-Carlo error {expected:.3g} on the training rows" in str(record[0].message)
+    assert f"Monte-Carlo error {expected:.3g} on the data" in str(record[0].message)
