@@ -40,7 +40,7 @@ class BayesianMLPClassifier(_MLPMixin, _ClassifierMixin, ClassifierMixin, _BaseS
     Notes
     -----
     Defaults: ``sgnht`` on ``uniform`` minibatches of 100 with the diagonal Fisher preconditioner
-    and the auto step; 4 chains of 100 draws thinned by 20 after 1000 warm-up steps, extended up
+    and the auto step; 4 chains of 100 draws thinned by 15 after 500 warm-up steps, extended up
     to 8x (``max_doublings``) while the verdict fails.  Four chains from independent starts
     average four modes (an ensemble of local posteriors), which ``benchmarks/bench_mlp_reference.py``
     measured closer to a long HMC reference's predictive than two chains run longer.  The thermostat absorbs the large, unknown
@@ -104,7 +104,7 @@ class BayesianMLPClassifier(_MLPMixin, _ClassifierMixin, ClassifierMixin, _BaseS
     def __init__(self, *, hidden_layer_sizes=(100,), activation="relu", prior_scale=1.0,
                  prior_scaling="none",
                  fit_intercept=True, sampler="sgnht", subsampling="uniform", batch_size=100,
-                 step_size="auto", preconditioner="auto", n_warmup=500, n_draws=100, thin=20,
+                 step_size="auto", preconditioner="auto", n_warmup=500, n_draws=100, thin=15,
                  n_chains=4, n_jobs=None, random_state=None, verbose=0, init="laplace",
                  max_doublings=3, draws_dtype="float64", class_weight=None,
                  n_predict_draws=100):

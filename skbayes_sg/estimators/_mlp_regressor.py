@@ -89,7 +89,7 @@ class BayesianMLPRegressor(_MLPMixin, _NormalizeYMixin, RegressorMixin, _BaseSGM
     def __init__(self, *, hidden_layer_sizes=(100,), activation="relu", prior_scale=1.0,
                  prior_scaling="none",
                  fit_intercept=True, sampler="sgnht", subsampling="uniform", batch_size=100,
-                 step_size="auto", preconditioner="auto", n_warmup=500, n_draws=100, thin=20,
+                 step_size="auto", preconditioner="auto", n_warmup=500, n_draws=100, thin=15,
                  n_chains=4, n_jobs=None, random_state=None, verbose=0, init="laplace",
                  max_doublings=3, draws_dtype="float64", n_predict_draws=100, normalize_y=True):
         _store_params(self, locals())

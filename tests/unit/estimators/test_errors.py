@@ -85,14 +85,14 @@ def test_divergence_is_reported_not_nan():
 @pytest.mark.parametrize("n_warmup", [50, 0])
 def test_auto_step_retries_a_divergence(monkeypatch, n_warmup):
     # Unstandardized inputs (~100) make a ReLU network's curvature vary far
-    # beyond the pilot's estimate; an automatic step 300x too large (the rule
+    # beyond the pilot's estimate; an automatic step 30x too large (the rule
     # patched) diverges -- in warm-up, or while sampling without one -- is
     # quartered until it is stable, and the fit completes with finite draws
     # and the retries on record.  A user-set step is not retried.
     from skbayes_sg.fitting import _rules
 
     rule = _rules.auto_step_size
-    monkeypatch.setattr(_rules, "auto_step_size", lambda *a, **k: 300.0 * rule(*a, **k))
+    monkeypatch.setattr(_rules, "auto_step_size", lambda *a, **k: 30.0 * rule(*a, **k))
     rs = np.random.RandomState(0)
     Xb, yb = rs.normal(loc=100, size=(100, 2)), rs.randint(0, 2, 100)
     kw = dict(hidden_layer_sizes=(8,), n_warmup=n_warmup, n_draws=20, thin=2, random_state=0)
