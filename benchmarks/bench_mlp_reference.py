@@ -21,7 +21,7 @@ variants of ``VARIANTS`` (add more with ``--variant 'NAME={"n_chains": 4}'``, ke
 arguments of the library's estimator as JSON).
 
     python benchmarks/bench_mlp_reference.py [--quick] [--cache-dir DIR] [--problems digits ...]
-        [--seeds 3] [--variant NAME=JSON ...] [--json P] [--markdown P]
+        [--seeds 8] [--variant NAME=JSON ...] [--json P] [--markdown P]
 """
 
 import json
@@ -63,7 +63,7 @@ VARIANTS = {
     "prior_scaling=fan_in": lambda p: {"prior_scaling": "fan_in"},
     "prior_scaling=fan_in, prior_scale=4": lambda p: {"prior_scaling": "fan_in",
                                                        "prior_scale": 4.0},
-    "4x longer": lambda p: {"n_warmup": 4000, "thin": 80},
+    "4x longer": lambda p: {"n_warmup": 2000, "thin": 60},
 }
 
 
@@ -216,7 +216,7 @@ NOTE = ("Metrics on held-out rows against the reference's pooled predictive (mea
 
 
 def main():
-    args = reference_cli(__doc__, "mlp-reference", (1, 3),
+    args = reference_cli(__doc__, "mlp-reference", (1, 8),
                          variant={"action": "append", "default": [], "help": "NAME=JSON kwargs"})
     if args is None:
         return
