@@ -111,7 +111,7 @@ def make_problems(quick=False):
                             "rows the default runs SGHMC's ABOBA splitting); compared "
                             "class-centred"))
     out.append(_digits())
-    return out + rare_problems()
+    return out + rare_problems() + [_unequal_classes()]
 
 
 def _rare(name, n, k, seed):
@@ -142,6 +142,22 @@ def _digits():
                    "whitened_nuts",
                    note="sklearn digits (1,797 x 64, 10 classes, StandardScaler; the default "
                         "runs HMC on the exact gradient); compared class-centred")
+
+
+def _unequal_classes(seed=41):
+    """10 classes of very unequal sizes on 50 correlated features (own generator): the
+    minibatch route's multiclass case, where rare classes have the least Gaussian posteriors
+    (issue 37)."""
+    rng = np.random.default_rng(seed)
+    X = _correlated(rng, 10_000, 50, 0.5)
+    logits = X @ (0.3 * rng.normal(size=(10, 50))).T + np.linspace(2.5, -2.5, 10)
+    p = np.exp(logits - logits.max(1, keepdims=True))
+    y = (rng.random((10_000, 1)) > np.cumsum(p / p.sum(1, keepdims=True), 1)).sum(1)
+    sizes = np.bincount(y, minlength=10)
+    return Problem("softmax_unequal", "logistic", X, y, "whitened_nuts",
+                   note=f"synthetic 10,000 x 50, 10 classes of {sizes.min()} to {sizes.max()} "
+                        "rows, equicorrelation 0.5 (the default runs on minibatches); compared "
+                        "class-centred")
 
 
 def make_estimator(problem, **params):

@@ -61,6 +61,7 @@ PLAN = {  # problem -> configurations (--all-pairs: every pair and hmc+full on e
     # multiclass on the exact route; NUTS on the Laplace-whitened potential, since the
     # dense-mass protocol does not converge there (results/calibration_multiclass.md)
     "softmax_digits": ["default"],
+    "softmax_unequal": ["default"],  # the minibatch route's multiclass case, unequal classes
 }
 QUICK_PLAN = {"linear_exact_diabetes": ["default", "sghmc+full"],
               "logistic_400": ["default", "sgld, step_size=5"]}
