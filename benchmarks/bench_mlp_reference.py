@@ -63,7 +63,8 @@ VARIANTS = {
     "prior_scaling=fan_in": lambda p: {"prior_scaling": "fan_in"},
     "prior_scaling=fan_in, prior_scale=4": lambda p: {"prior_scaling": "fan_in",
                                                        "prior_scale": 4.0},
-    "4x longer": lambda p: {"n_warmup": 2000, "thin": 60},
+    "4x longer": lambda p: {k: 4 * v for k, v in library_estimator(p).get_params().items()
+                            if k in ("n_warmup", "thin")},
 }
 
 

@@ -88,7 +88,8 @@ def test_auto_step_retries_a_divergence(monkeypatch, n_warmup):
     # beyond the pilot's estimate; an automatic step 30x too large (the rule
     # patched) diverges -- in warm-up, or while sampling without one -- is
     # quartered until it is stable, and the fit completes with finite draws
-    # and the retries on record.  A user-set step is not retried.
+    # and the retries on record.  Unpatched, this fit retries once; 30x needs
+    # more quarterings, each recorded.  A user-set step is not retried.
     from skbayes_sg.fitting import _rules
 
     rule = _rules.auto_step_size
@@ -97,7 +98,9 @@ def test_auto_step_retries_a_divergence(monkeypatch, n_warmup):
     Xb, yb = rs.normal(loc=100, size=(100, 2)), rs.randint(0, 2, 100)
     kw = dict(hidden_layer_sizes=(8,), n_warmup=n_warmup, n_draws=20, thin=2, random_state=0)
     est = BayesianMLPClassifier(**kw).fit(Xb, yb)
-    assert est.diagnostics_["step_size_retries"] >= 1
+    d = est.diagnostics_
+    assert d["step_size_retries"] >= 2
+    assert d["step_size"] == pytest.approx(d["auto_step_size"] / 4 ** d["step_size_retries"])
     assert np.isfinite(est.draws_).all()
     with pytest.raises(DivergenceError):
         BayesianMLPClassifier(**kw, step_size=0.05).fit(Xb, yb)
