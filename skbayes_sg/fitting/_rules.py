@@ -28,9 +28,10 @@ modes) the sampler injects that much less (``noise_correction``, Chen et al.'s `
 the step's total variance is the exact dynamics' one and the step-size rule sees
 only what the correction gets wrong: the estimation error of the measured variance, of either
 sign (half the difference of the two halves of the pilot positions), which is several times
-smaller than the noise itself.  The correction is at most half the injected variance, which
-caps the step.  It is used where it allows the larger step (:func:`best_step`); a given step
-runs the textbook scheme.
+smaller than the noise itself.  The correction is at most a fifth of the injected variance
+(``SUBTRACTED_SHARE``: a direction where the noise is smaller than measured loses at most that
+share of its variance), which caps the step.  It is used where it allows the larger step
+(:func:`best_step`); a given step runs the textbook scheme.
 """
 
 import numpy as np
@@ -88,10 +89,10 @@ def step_rule(sampler, noise, subtract=False, quantile=0.99):
 
     ``noise`` is a float (its level) or a :class:`~skbayes_sg.preprocessing.GradientNoise`.  With
     ``subtract`` the sampler removes the measured variance from its injected noise
-    (``noise_correction``), up to half of that at any coordinate; the rule caps the step where
-    this half reaches the ``quantile`` of the coordinates' noise (``h_cap``), and what is left is
-    the estimation error of the variance, of either sign, plus the excess of the few noisier
-    coordinates.
+    (``noise_correction``), up to ``SUBTRACTED_SHARE`` of that at any coordinate; the rule caps
+    the step where that share reaches the ``quantile`` of the coordinates' noise (``h_cap``), and
+    what is left is the estimation error of the variance, of either sign, plus the excess of the
+    few noisier coordinates.
     """
     if not isinstance(noise, GradientNoise):
         return {"nu": float(noise), "nu_low": None, "h_cap": np.inf}

@@ -27,7 +27,7 @@ from typing import ClassVar, NamedTuple
 import numpy as np
 from scipy.optimize import brentq
 
-from ._base import Kernel, chain_block, chain_normals, fixed_step
+from ._base import SUBTRACTED_SHARE, Kernel, chain_block, chain_normals, fixed_step
 from ._ewsg import GradientSource, plain_gradient
 from ._lyapunov import position_variance
 
@@ -123,11 +123,11 @@ def aboba_noise_room(h, friction):
 
 
 def aboba_cap(top, friction):
-    """Largest step at which ``top`` is at most half of :func:`aboba_noise_room` (it falls with
-    ``h``); ``inf`` for ``top <= 0``."""
+    """Largest step at which ``top`` is at most ``SUBTRACTED_SHARE`` of
+    :func:`aboba_noise_room` (it falls with ``h``); ``inf`` for ``top <= 0``."""
     if top <= 0:
         return np.inf
-    f = lambda h: 0.5 * aboba_noise_room(h, friction) - top  # noqa: E731
+    f = lambda h: SUBTRACTED_SHARE * aboba_noise_room(h, friction) - top  # noqa: E731
     hi = 1.0
     while f(hi) > 0:
         hi *= 2.0

@@ -18,7 +18,7 @@ from typing import ClassVar, NamedTuple
 
 import numpy as np
 
-from ._base import Kernel, chain_block, chain_normals, fixed_step
+from ._base import SUBTRACTED_SHARE, Kernel, chain_block, chain_normals, fixed_step
 from ._ewsg import ewsg_energy, select_gradient
 from ._lyapunov import position_variance
 
@@ -93,9 +93,10 @@ class EulerIntegrator:
         return 2.0 * friction / h
 
     def subtraction_cap(self, top, friction):
-        """Largest step at which ``top`` is at most half of :meth:`subtractable_noise` (which
-        falls like ``1 / h``); ``inf`` for ``top <= 0``."""
-        return 0.5 * self.subtractable_noise(1.0, friction) / top if top > 0 else np.inf
+        """Largest step at which ``top`` is at most ``SUBTRACTED_SHARE`` of
+        :meth:`subtractable_noise` (which falls like ``1 / h``); ``inf`` for ``top <= 0``."""
+        return (SUBTRACTED_SHARE * self.subtractable_noise(1.0, friction) / top if top > 0
+                else np.inf)
 
 
 def underdamped_variance(h, lam, nu, friction, diffusion):

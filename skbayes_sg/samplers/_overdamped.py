@@ -61,7 +61,7 @@ class SGLD(_Overdamped):
     With a ``noise_correction`` ``B`` (:meth:`~BaseSampler.build_kernel`: the measured variance
     of ``L^T g`` per whitened coordinate) the injected noise is ``sqrt(h - h^2 B / 4) L xi``, so
     that with the gradient's own noise, of variance ``h^2 B / 4``, the step has the variance of
-    the exact-gradient scheme (at most half the injected variance is removed).
+    the exact-gradient scheme (at most ``SUBTRACTED_SHARE`` of the injected variance is removed).
 
     With ``estimator.n_candidates > 1`` (EWSG, overdamped variant of seed
     002 appendix F) ``g`` is the candidate that the index chain of

@@ -83,7 +83,8 @@ class SGHMC(Underdamped):
     ``noise_correction`` ``B`` (:meth:`~skbayes_sg.samplers.BaseSampler.build_kernel`, the
     measured variance of ``L^T g`` per whitened coordinate; ``step_size="auto"`` passes it) it is
     ``2 gamma h - h^2 B``: the gradient's noise enters ``r`` as ``h^2 B``, and the two together
-    have the exact dynamics' variance (Chen et al.'s ``B-hat``, at most half of ``2 gamma h``).
+    have the exact dynamics' variance (Chen et al.'s ``B-hat``, at most ``SUBTRACTED_SHARE`` of
+    ``2 gamma h``).
     ``"aboba"`` injects ``1 - a^2`` (``a = e^{-gamma h}``) and the gradient noise enters as
     ``(h/2)^2 (1 + a)^2 B``; the correction works the same way.
     Runs EWSG (``subsampling="ewsg"``) with ``c = D = gamma``, without a correction.

@@ -10,6 +10,7 @@ from sklearn.base import clone
 
 from skbayes_sg.fitting._rules import auto_step_size
 from skbayes_sg.samplers import INTEGRATORS, SGHMC, SGNHT, identity
+from skbayes_sg.samplers._base import SUBTRACTED_SHARE
 
 from support.targets import chain_rngs, noisy_isotropic, run_kernel
 
@@ -89,7 +90,7 @@ def test_aboba_noise_cap_and_larger_auto_step():
     aboba = SGHMC(friction=0.9, integrator="aboba")
     for top in (0.05, 0.8, 30.0):
         h = aboba.subtraction_cap(top)
-        np.testing.assert_allclose(0.5 * aboba.subtractable_noise(h), top, rtol=1e-9)
+        np.testing.assert_allclose(SUBTRACTED_SHARE * aboba.subtractable_noise(h), top, rtol=1e-9)
     assert aboba.subtraction_cap(0.0) == np.inf
     # little gradient noise: the splitting's automatic step reaches its cap, Euler's stops at
     # its 5% error
