@@ -30,7 +30,7 @@ class Problem:
     kind: str  # "logistic" or "linear"
     X: np.ndarray
     y: np.ndarray
-    reference: str  # "exact" (closed form), "nuts" or "whitened_nuts" (_references.SAMPLERS)
+    reference: str  # "exact" (closed form) or a key of _references.SAMPLERS
     params: dict = field(default_factory=dict)  # estimator parameters fixed for the problem
     note: str = ""
     y_scaling: tuple = None  # the regressor's (y_mean_, y_scale_), read from a fit
@@ -170,7 +170,7 @@ def _large_softmax(name, K, d, spread, seed):
     p = np.exp(logits - logits.max(1, keepdims=True))
     y = (rng.random((20_000, 1)) > np.cumsum(p / p.sum(1, keepdims=True), 1)).sum(1)
     sizes = np.bincount(y, minlength=K)
-    return Problem(name, "logistic", X, y, "whitened_nuts_large",
+    return Problem(name, "logistic", X, y, "whitened_hmc_large",
                    note=f"synthetic 20,000 x {d:,}, {K} classes of {sizes.min()} to "
                         f"{sizes.max()} rows, equicorrelation 0.5 ({K * (d + 1):,} parameters); "
                         "compared class-centred")

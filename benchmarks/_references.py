@@ -97,7 +97,7 @@ def _exact(problem):
 
 def _nuts(problem, U, p, init, *, chains, warmup, draws, seed):
     import jax
-    from numpyro.infer import MCMC, NUTS
+    from numpyro.infer import HMC, MCMC, NUTS
 
     mcmc = MCMC(NUTS(potential_fn=U, dense_mass=True), num_warmup=warmup, num_samples=draws,
                 num_chains=chains, chain_method="sequential", progress_bar=False)
@@ -113,7 +113,7 @@ def _nuts(problem, U, p, init, *, chains, warmup, draws, seed):
 
 
 def whitened_nuts(problem, U, p, init, *, chains, warmup, draws, seed, max_tree_depth=8,
-                  closed_hessian=False):
+                  closed_hessian=False, trajectory=None):
     """NUTS on ``z`` with ``theta = mode + L z``, ``L L^T`` the inverse Hessian at the mode.
 
     Any fixed affine map is an exact reparametrisation, so NUTS stays exact while the Laplace
@@ -121,13 +121,17 @@ def whitened_nuts(problem, U, p, init, *, chains, warmup, draws, seed, max_tree_
     depth 10 on every draw, R-hat 1.74).  ``init`` is unused: the chains start at ``z ~ N(0,
     0.25 I)``.  ``closed_hessian``: the softmax Hessian in closed form
     (:func:`_calib_problems.softmax_hessian`), where JAX's ``hessian`` would hold ``p`` reverse
-    passes at once (10,000 parameters on 20,000 rows: tens of GB).  Returns ``(theta (chains,
-    draws, p), info)``.
+    passes at once (10,000 parameters on 20,000 rows: tens of GB), and the Laplace covariance
+    as NUTS's fixed inverse mass matrix instead of the map (the same sampler; a ``p x p``
+    constant in the potential took XLA minutes to compile).  ``trajectory``: Metropolis HMC
+    of that fixed length instead of NUTS (``pi / 2`` gives independent draws on the whitened
+    Gaussian, in about a third of NUTS's leapfrogs).  Returns ``(theta (chains, draws, p),
+    info)``.
     """
     import jax
     import jax.numpy as jnp
     import scipy.optimize as so
-    from numpyro.infer import MCMC, NUTS
+    from numpyro.infer import HMC, MCMC, NUTS
 
     grad, t_laplace = jax.jit(jax.grad(U)), time.perf_counter()
     value = jax.jit(U)
@@ -135,18 +139,28 @@ def whitened_nuts(problem, U, p, init, *, chains, warmup, draws, seed, max_tree_
                        method="L-BFGS-B", options={"maxiter": 10000, "gtol": 1e-9}).x
     H = (softmax_hessian(problem, mode) if closed_hessian
          else np.asarray(jax.jit(jax.hessian(U))(mode)))
-    L = np.linalg.cholesky(np.linalg.inv(H))
+    cov = np.linalg.inv(H)
+    L = np.linalg.cholesky(cov)
     del H
-    Lj, mj = jnp.asarray(L), jnp.asarray(mode)
-    mcmc = MCMC(NUTS(potential_fn=lambda z: U(mj + Lj @ z), max_tree_depth=max_tree_depth),
-                num_warmup=warmup, num_samples=draws, num_chains=chains,
-                chain_method="sequential", progress_bar=False)
     z0 = np.random.default_rng(seed).normal(scale=0.5, size=(chains, p))
+    if closed_hessian:  # the same sampler as a fixed mass matrix: no p x p constant to compile
+        fixed = {"dense_mass": True, "inverse_mass_matrix": cov, "adapt_mass_matrix": False}
+        kernel = (HMC(potential_fn=U, trajectory_length=trajectory, **fixed) if trajectory
+                  else NUTS(potential_fn=U, max_tree_depth=max_tree_depth, **fixed))
+        init = mode + z0 @ L.T
+    else:
+        Lj, mj = jnp.asarray(L), jnp.asarray(mode)
+        kernel, init = NUTS(potential_fn=lambda z: U(mj + Lj @ z),
+                            max_tree_depth=max_tree_depth), z0
+    del cov
+    mcmc = MCMC(kernel, num_warmup=warmup, num_samples=draws, num_chains=chains,
+                chain_method="sequential", progress_bar=False)
     t0 = time.perf_counter()
-    mcmc.run(jax.random.PRNGKey(seed), init_params=z0, extra_fields=("diverging", "num_steps"))
+    mcmc.run(jax.random.PRNGKey(seed), init_params=init, extra_fields=("diverging", "num_steps"))
     z = np.asarray(mcmc.get_samples(group_by_chain=True))
     extra = mcmc.get_extra_fields()
-    return mode + z @ L.T, {"seconds": time.perf_counter() - t0,
+    theta = z if closed_hessian else mode + z @ L.T
+    return theta, {"seconds": time.perf_counter() - t0,
                             "divergences": int(np.sum(np.asarray(extra["diverging"]))),
                             "mean_leapfrog": float(np.mean(np.asarray(extra["num_steps"]))),
                             "lbfgs_grad_norm": float(np.abs(grad(mode)).max()),
@@ -162,12 +176,13 @@ SAMPLERS = {
                       lambda s: {**s, "warmup": s["warmup"] // 2, "draws": s["draws"] // 5,
                                  "max_tree_depth": 8},
                       "NUTS {chains} x {draws} on the Laplace-whitened potential"),
-    # 10,000 parameters: a leapfrog costs ~25 ms on 2 cores, so a quarter of the warm-up and a
-    # twentieth of the draws (4 x 250: an ESS near 1,000 on a nearly Gaussian whitened target)
-    "whitened_nuts_large": (whitened_nuts,
-                            lambda s: {**s, "warmup": s["warmup"] // 4, "draws": s["draws"] // 20,
-                                       "max_tree_depth": 6, "closed_hessian": True},
-                            "NUTS {chains} x {draws} on the Laplace-whitened potential"),
+    # 10,000 parameters: a leapfrog costs ~70 ms on 2 cores, so HMC of length pi / 2 in the
+    # Laplace metric, a fifth of the warm-up and a twentieth of the draws (4 x 250: an ESS near
+    # 1,000 on a nearly Gaussian whitened target)
+    "whitened_hmc_large": (whitened_nuts,
+                           lambda s: {**s, "warmup": s["warmup"] // 5, "draws": s["draws"] // 20,
+                                      "closed_hessian": True, "trajectory": float(np.pi / 2)},
+                           "HMC {chains} x {draws} (length pi/2) in the Laplace metric"),
 }
 
 

@@ -176,6 +176,33 @@ def test_noise_correction_removes_at_most_its_share_of_the_injected_noise(name):
     np.testing.assert_allclose(sd**2, [(1 - SUBTRACTED_SHARE) * injected, injected], rtol=0.03)
 
 
+class CorrelatedNoise(NoisyIsotropic):
+    """``U = lam |theta|^2 / 2`` whose gradient noise is one shared normal in every coordinate:
+    variance ``nu`` per coordinate, none in the directions orthogonal to ``(1, ..., 1)``."""
+
+    def estimate(self, index_rngs, theta, rng):
+        shared = rng.standard_normal((theta.shape[0], 1))
+        return self.lam * theta + self.sd * shared, rng, 1
+
+
+@pytest.mark.parametrize("name", ["sgld", "aboba"])
+def test_a_diagonal_correction_of_correlated_noise_costs_at_most_its_share(name):
+    # the pilot measures a variance per coordinate; correlated noise has none orthogonal to
+    # (1, 1), where the correction then removes injected noise that nothing replaces: the
+    # variance there falls by the subtracted share and no more (oracle: the closed form of
+    # the noise-free scheme), while along (1, 1) the noise is replaced exactly
+    sampler, lam, h = MAKE[name](), 1.0, 0.1
+    nu = 10 * SUBTRACTED_SHARE * sampler.subtractable_noise(h)  # measured: far beyond the cap
+    target = CorrelatedNoise(lam, nu, 0)
+    kernel = sampler.build_kernel(target, h, identity(), noise_correction=np.full(2, nu))
+    theta0 = np.random.default_rng(1).standard_normal((64, 2))
+    draws, _ = run_kernel(kernel, target, theta0, chain_rngs(64), 2000, 6000)
+    across = lam * ((draws[..., 0] - draws[..., 1]) ** 2 / 2)[..., None]
+    exact = lam * sampler.stationary_variance(h, lam, 0.0)
+    var, se = across.mean(), mc_se(across)[0]
+    assert abs(var - (1 - SUBTRACTED_SHARE) * exact) <= N_SE * se
+
+
 @pytest.mark.parametrize("name", ["psgld", "sgnht"])
 def test_noise_correction_needs_sgld_or_sghmc(name):
     with pytest.raises(ValueError, match="noise_correction needs sampler='sgld' or 'sghmc'"):
