@@ -97,7 +97,7 @@ def _exact(problem):
 
 def _nuts(problem, U, p, init, *, chains, warmup, draws, seed):
     import jax
-    from numpyro.infer import HMC, MCMC, NUTS
+    from numpyro.infer import MCMC, NUTS
 
     mcmc = MCMC(NUTS(potential_fn=U, dense_mass=True), num_warmup=warmup, num_samples=draws,
                 num_chains=chains, chain_method="sequential", progress_bar=False)
