@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from _calib_problems import (make_estimator, potential, prior, quantities, softmax_hessian,
-                             targets, to_named)
+from _calib_large import softmax_hessian
+from _calib_problems import make_estimator, potential, prior, quantities, targets, to_named
 from _common import jax_versions
 from skbayes_sg.diagnostics import effective_sample_size, split_rhat
 
@@ -120,7 +120,7 @@ def whitened_nuts(problem, U, p, init, *, chains, warmup, draws, seed, max_tree_
     makes it efficient where the dense-mass protocol does not converge (digits' softmax: tree
     depth 10 on every draw, R-hat 1.74).  ``init`` is unused: the chains start at ``z ~ N(0,
     0.25 I)``.  ``closed_hessian``: the softmax Hessian in closed form
-    (:func:`_calib_problems.softmax_hessian`), where JAX's ``hessian`` would hold ``p`` reverse
+    (:func:`_calib_large.softmax_hessian`), where JAX's ``hessian`` would hold ``p`` reverse
     passes at once (10,000 parameters on 20,000 rows: tens of GB), and the Laplace covariance
     as NUTS's fixed inverse mass matrix instead of the map (the same sampler; a ``p x p``
     constant in the potential took XLA minutes to compile).  ``trajectory``: Metropolis HMC
@@ -129,29 +129,13 @@ def whitened_nuts(problem, U, p, init, *, chains, warmup, draws, seed, max_tree_
     info)``.
     """
     import jax
-    import jax.numpy as jnp
-    import scipy.optimize as so
-    from numpyro.infer import HMC, MCMC, NUTS
+    from numpyro.infer import MCMC
 
-    grad, t_laplace = jax.jit(jax.grad(U)), time.perf_counter()
-    value = jax.jit(U)
-    mode = so.minimize(lambda t: float(value(t)), np.zeros(p), jac=lambda t: np.asarray(grad(t)),
-                       method="L-BFGS-B", options={"maxiter": 10000, "gtol": 1e-9}).x
-    H = (softmax_hessian(problem, mode) if closed_hessian
-         else np.asarray(jax.jit(jax.hessian(U))(mode)))
-    cov = np.linalg.inv(H)
+    t_laplace = time.perf_counter()
+    mode, cov, grad_norm = _laplace(problem, U, p, closed_hessian)
     L = np.linalg.cholesky(cov)
-    del H
     z0 = np.random.default_rng(seed).normal(scale=0.5, size=(chains, p))
-    if closed_hessian:  # the same sampler as a fixed mass matrix: no p x p constant to compile
-        fixed = {"dense_mass": True, "inverse_mass_matrix": cov, "adapt_mass_matrix": False}
-        kernel = (HMC(potential_fn=U, trajectory_length=trajectory, **fixed) if trajectory
-                  else NUTS(potential_fn=U, max_tree_depth=max_tree_depth, **fixed))
-        init = mode + z0 @ L.T
-    else:
-        Lj, mj = jnp.asarray(L), jnp.asarray(mode)
-        kernel, init = NUTS(potential_fn=lambda z: U(mj + Lj @ z),
-                            max_tree_depth=max_tree_depth), z0
+    kernel, init = _kernel(U, mode, cov, L, z0, closed_hessian, trajectory, max_tree_depth)
     del cov
     mcmc = MCMC(kernel, num_warmup=warmup, num_samples=draws, num_chains=chains,
                 chain_method="sequential", progress_bar=False)
@@ -161,10 +145,39 @@ def whitened_nuts(problem, U, p, init, *, chains, warmup, draws, seed, max_tree_
     extra = mcmc.get_extra_fields()
     theta = z if closed_hessian else mode + z @ L.T
     return theta, {"seconds": time.perf_counter() - t0,
-                            "divergences": int(np.sum(np.asarray(extra["diverging"]))),
-                            "mean_leapfrog": float(np.mean(np.asarray(extra["num_steps"]))),
-                            "lbfgs_grad_norm": float(np.abs(grad(mode)).max()),
-                            "laplace_seconds": t0 - t_laplace}
+                   "divergences": int(np.sum(np.asarray(extra["diverging"]))),
+                   "mean_leapfrog": float(np.mean(np.asarray(extra["num_steps"]))),
+                   "lbfgs_grad_norm": grad_norm, "laplace_seconds": t0 - t_laplace}
+
+
+def _laplace(problem, U, p, closed_hessian):
+    """``(mode, covariance, max |gradient| at the mode)``: L-BFGS on ``U`` and the inverse of its
+    Hessian there (JAX's, or :func:`_calib_large.softmax_hessian`)."""
+    import jax
+    import scipy.optimize as so
+
+    grad, value = jax.jit(jax.grad(U)), jax.jit(U)
+    mode = so.minimize(lambda t: float(value(t)), np.zeros(p), jac=lambda t: np.asarray(grad(t)),
+                       method="L-BFGS-B", options={"maxiter": 10000, "gtol": 1e-9}).x
+    H = (softmax_hessian(problem, mode) if closed_hessian
+         else np.asarray(jax.jit(jax.hessian(U))(mode)))
+    return mode, np.linalg.inv(H), float(np.abs(grad(mode)).max())
+
+
+def _kernel(U, mode, cov, L, z0, closed_hessian, trajectory, max_tree_depth):
+    """``(kernel, initial positions)``: NUTS on the whitened potential from ``z0``, or (with
+    ``closed_hessian``) NUTS / HMC of length ``trajectory`` with ``cov`` as a fixed inverse mass
+    matrix from ``mode + L z0`` -- the same sampler, with no ``p x p`` constant to compile."""
+    import jax.numpy as jnp
+    from numpyro.infer import HMC, NUTS
+
+    if not closed_hessian:
+        Lj, mj = jnp.asarray(L), jnp.asarray(mode)
+        return NUTS(potential_fn=lambda z: U(mj + Lj @ z), max_tree_depth=max_tree_depth), z0
+    fixed = {"dense_mass": True, "inverse_mass_matrix": cov, "adapt_mass_matrix": False}
+    kernel = (HMC(potential_fn=U, trajectory_length=trajectory, **fixed) if trajectory
+              else NUTS(potential_fn=U, max_tree_depth=max_tree_depth, **fixed))
+    return kernel, mode + z0 @ L.T
 
 
 #: ``Problem.reference`` -> (NUTS run, its settings given the requested ones, its label)

@@ -26,7 +26,8 @@ from pathlib import Path
 import numpy as np
 from joblib import Parallel, delayed
 
-from _calib_problems import large_softmax_problems, make_estimator, make_problems, quantities
+from _calib_large import large_softmax_problems
+from _calib_problems import make_estimator, make_problems, quantities
 from _calib_report import (MEAN_TOL, SD_RATIO, TABLE_HEAD, figure, markdown_cell, score,
                            summarize_cell)
 from _common import cli, header, machine, save_plot, write_json, write_markdown
