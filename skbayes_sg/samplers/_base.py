@@ -123,9 +123,9 @@ class BaseSampler(ParamsMixin):
 
     def subtraction_cap(self, top):
         """Largest step at which a correction of ``top`` is at most ``SUBTRACTED_SHARE`` of the
-        injected noise
-        (``SUBTRACTED_SHARE subtractable_noise(h) >= top``); ``subtractable_noise`` falling like
-        ``1 / h`` (SGLD, Euler SGHMC) gives ``SUBTRACTED_SHARE subtractable_noise(1) / top``."""
+        injected noise (``SUBTRACTED_SHARE subtractable_noise(h) >= top``); ``subtractable_noise``
+        falling like ``1 / h`` (SGLD, Euler SGHMC) gives ``SUBTRACTED_SHARE subtractable_noise(1)
+        / top``."""
         return (SUBTRACTED_SHARE * self.subtractable_noise(1.0) / top if top > 0
                 else np.inf)
 
