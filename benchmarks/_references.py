@@ -121,12 +121,11 @@ def whitened_nuts(problem, U, p, init, *, chains, warmup, draws, seed, max_tree_
     depth 10 on every draw, R-hat 1.74).  ``init`` is unused: the chains start at ``z ~ N(0,
     0.25 I)``.  ``closed_hessian``: the softmax Hessian in closed form
     (:func:`_calib_large.softmax_hessian`), where JAX's ``hessian`` would hold ``p`` reverse
-    passes at once (10,000 parameters on 20,000 rows: tens of GB), and the Laplace covariance
-    as NUTS's fixed inverse mass matrix instead of the map (the same sampler; a ``p x p``
-    constant in the potential took XLA minutes to compile).  ``trajectory``: Metropolis HMC
-    of that fixed length instead of NUTS (``pi / 2`` gives independent draws on the whitened
-    Gaussian, in about a third of NUTS's leapfrogs).  Returns ``(theta (chains, draws, p),
-    info)``.
+    passes at once (10,000 parameters on 20,000 rows: tens of GB).  ``trajectory``: Metropolis
+    HMC of that fixed length instead of NUTS (``pi / 2`` gives independent draws on the
+    whitened Gaussian, in about a third of NUTS's leapfrogs), with the Laplace covariance as its
+    fixed inverse mass matrix instead of the map (the same sampler; a ``p x p`` constant in the
+    potential took XLA minutes to compile).  Returns ``(theta (chains, draws, p), info)``.
     """
     import jax
     from numpyro.infer import MCMC
@@ -135,7 +134,7 @@ def whitened_nuts(problem, U, p, init, *, chains, warmup, draws, seed, max_tree_
     mode, cov, grad_norm = _laplace(problem, U, p, closed_hessian)
     L = np.linalg.cholesky(cov)
     z0 = np.random.default_rng(seed).normal(scale=0.5, size=(chains, p))
-    kernel, init = _kernel(U, mode, cov, L, z0, closed_hessian, trajectory, max_tree_depth)
+    kernel, init = _kernel(U, mode, cov, L, z0, trajectory, max_tree_depth)
     del cov
     mcmc = MCMC(kernel, num_warmup=warmup, num_samples=draws, num_chains=chains,
                 chain_method="sequential", progress_bar=False)
@@ -143,7 +142,7 @@ def whitened_nuts(problem, U, p, init, *, chains, warmup, draws, seed, max_tree_
     mcmc.run(jax.random.PRNGKey(seed), init_params=init, extra_fields=("diverging", "num_steps"))
     z = np.asarray(mcmc.get_samples(group_by_chain=True))
     extra = mcmc.get_extra_fields()
-    theta = z if closed_hessian else mode + z @ L.T
+    theta = z if trajectory else mode + z @ L.T
     return theta, {"seconds": time.perf_counter() - t0,
                    "divergences": int(np.sum(np.asarray(extra["diverging"]))),
                    "mean_leapfrog": float(np.mean(np.asarray(extra["num_steps"]))),
@@ -164,20 +163,17 @@ def _laplace(problem, U, p, closed_hessian):
     return mode, np.linalg.inv(H), float(np.abs(grad(mode)).max())
 
 
-def _kernel(U, mode, cov, L, z0, closed_hessian, trajectory, max_tree_depth):
-    """``(kernel, initial positions)``: NUTS on the whitened potential from ``z0``, or (with
-    ``closed_hessian``) NUTS / HMC of length ``trajectory`` with ``cov`` as a fixed inverse mass
-    matrix from ``mode + L z0`` -- the same sampler, with no ``p x p`` constant to compile."""
+def _kernel(U, mode, cov, L, z0, trajectory, max_tree_depth):
+    """``(kernel, initial positions)``: NUTS on the whitened potential from ``z0``, or HMC of
+    length ``trajectory`` with ``cov`` as its fixed inverse mass matrix from ``mode + L z0``."""
     import jax.numpy as jnp
     from numpyro.infer import HMC, NUTS
 
-    if not closed_hessian:
-        Lj, mj = jnp.asarray(L), jnp.asarray(mode)
-        return NUTS(potential_fn=lambda z: U(mj + Lj @ z), max_tree_depth=max_tree_depth), z0
-    fixed = {"dense_mass": True, "inverse_mass_matrix": cov, "adapt_mass_matrix": False}
-    kernel = (HMC(potential_fn=U, trajectory_length=trajectory, **fixed) if trajectory
-              else NUTS(potential_fn=U, max_tree_depth=max_tree_depth, **fixed))
-    return kernel, mode + z0 @ L.T
+    if trajectory:
+        return HMC(potential_fn=U, trajectory_length=trajectory, dense_mass=True,
+                   inverse_mass_matrix=cov, adapt_mass_matrix=False), mode + z0 @ L.T
+    Lj, mj = jnp.asarray(L), jnp.asarray(mode)
+    return NUTS(potential_fn=lambda z: U(mj + Lj @ z), max_tree_depth=max_tree_depth), z0
 
 
 #: ``Problem.reference`` -> (NUTS run, its settings given the requested ones, its label)

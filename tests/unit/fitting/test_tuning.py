@@ -192,7 +192,8 @@ def test_subtracted_noise_allows_a_larger_accurate_step(name):
             assert abs(lam * sampler.stationary_variance(h, lam, nu) - 1.0) <= AUTO_TOL + 1e-12
     assert variance_error(sampler, h, lam_max, rule["nu"], lam_min=lam_min,
                           nu_low=rule["nu_low"]) <= AUTO_TOL + 1e-12
-    # the batch rule sees the same: a smaller batch reaches half the noise-free step
+    # the batch rule sees the same: a smaller batch reaches half the noise-free step (noise
+    # three times as large: at ten times both rules end at the cap, 1600)
     big = GradientNoise(noise.variance * 3, noise.error * 3)
     b_sub = auto_batch_size(sampler, lam_max, big, 100, 1600, lam_min=lam_min, subtract=True)
     assert b_sub < auto_batch_size(sampler, lam_max, big, 100, 1600, lam_min=lam_min)
