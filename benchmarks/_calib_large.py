@@ -4,8 +4,9 @@ and the softmax Hessian in closed form their references need."""
 import numpy as np
 
 from _calib_problems import Problem, _correlated, prior, targets
+from _common import load_npz
 
-__all__ = ["large_softmax_problems", "softmax_hessian"]
+__all__ = ["large_softmax_problems", "mnist_problem", "softmax_hessian"]
 
 
 def _large_softmax(name, K, d, spread, seed):
@@ -29,6 +30,19 @@ def large_softmax_problems():
     references are large)."""
     return [_large_softmax("softmax_10x1000", 10, 1000, 1.2, 43),
             _large_softmax("softmax_100x100", 100, 100, 1.0, 44)]
+
+
+def mnist_problem(data_dir=None):
+    """Softmax on mnist's 60,000 training rows, pixels / 255 (the scaling of the data set's
+    README; 67 pixels are 0 in every row, so their coefficients are the prior's), 7,850
+    parameters; None without ``mnist.npz`` in the data directory."""
+    data = load_npz("mnist", data_dir)
+    if data is None:
+        return None
+    X = data["X_train"].reshape(-1, 784) / 255.0
+    return Problem("softmax_mnist", "logistic", X, data["y_train"], "whitened_hmc_mnist",
+                   note="mnist 60,000 x 784 pixels / 255, 10 classes (7,850 parameters); "
+                        "compared class-centred")
 
 
 def softmax_hessian(problem, theta, chunk=2000):

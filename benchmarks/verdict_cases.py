@@ -9,7 +9,9 @@ warnings:
 * ``softmax-10x60``, ``softmax-100x100``, ``softmax-10x1000``: synthetic softmax regression
   (K classes x d Gaussian features, 5,000 / 20,000 / 20,000 rows);
 * ``wide-linear``: 50 rows x 2,000 features, known noise, against the exact conjugate posterior
-  (max mean error in posterior sds and the range of sd ratios).
+  (max mean error in posterior sds and the range of sd ratios);
+* ``mnist``: softmax on mnist's 60,000 training rows, pixels / 255 (7,850 parameters; needs
+  ``mnist.npz`` under ``--data-dir`` or ``SKBAYES_SG_DATA``, else skipped).
 
     python benchmarks/verdict_cases.py [--cases digits,wide-linear] [--max-doublings N]
         [--json PATH] [--markdown PATH]
@@ -18,6 +20,7 @@ The full run (all cases) takes tens of minutes on 2 cores (the 10,000-parameter 
 dominate); ``--quick`` fits two small stand-ins (4 classes x 5 features, 30 x 300 wide linear).
 """
 
+import os
 import time
 import warnings
 
@@ -27,6 +30,7 @@ from sklearn.datasets import load_digits
 from sklearn.preprocessing import StandardScaler
 
 from _common import cli, header, write_json, write_markdown
+from _data import mnist_pixels
 
 from skbayes_sg import BayesianLinearRegression, BayesianLogisticRegression
 
@@ -41,6 +45,13 @@ def synthetic_softmax(K, d, n, seed=0):
 def digits():
     X, y = load_digits(return_X_y=True)
     return StandardScaler().fit_transform(X), y
+
+
+def mnist():
+    X, y, _, _, found = mnist_pixels(60_000, 0)
+    if not found:
+        raise LookupError("mnist.npz not found (--data-dir or SKBAYES_SG_DATA)")
+    return X, y
 
 
 def wide_linear(n=50, p=2000):
@@ -64,6 +75,7 @@ CASES = {
     "softmax-10x1000": lambda: (BayesianLogisticRegression(random_state=0),
                                 *synthetic_softmax(10, 1000, 20000)),
     "wide-linear": lambda: _wide(50, 2000),
+    "mnist": lambda: (BayesianLogisticRegression(random_state=0), *mnist()),
     "quick-softmax-4x5": lambda: (BayesianLogisticRegression(random_state=0, n_draws=200),
                                   *synthetic_softmax(4, 5, 1000)),
     "quick-wide-30x300": lambda: _wide(30, 300),
@@ -81,7 +93,11 @@ def exact_errors(est, X, y):
 
 
 def run(name, max_doublings=None):
-    est, X, y = CASES[name]()
+    try:
+        est, X, y = CASES[name]()
+    except LookupError as exc:
+        print(f"[verdict_cases] {name} skipped: {exc}", flush=True)
+        return None
     if max_doublings is not None:
         est.set_params(max_doublings=max_doublings)
     start = time.perf_counter()
@@ -130,7 +146,9 @@ if __name__ == "__main__":
                               "help": "the run-until-converged budget (default: the library's)"})
     names = QUICK if args.quick else (args.cases.split(",") if args.cases else
                                       [c for c in CASES if c not in QUICK])
-    rows = [run(name, args.max_doublings) for name in names]
+    if args.data_dir:
+        os.environ["SKBAYES_SG_DATA"] = args.data_dir
+    rows = [r for r in (run(name, args.max_doublings) for name in names) if r is not None]
     write_json(args.json, {"rows": rows})
     write_markdown(args.markdown, header("Issue 14 structure cases", args, seeds=[0], repeats=1)
                    + table(rows) + "\n")

@@ -92,3 +92,32 @@ def test_calibration_reference_potential_is_the_library_one(monkeypatch):
         nw = problem.X.shape[1]
         wrong = lambda t: U(t) - 0.5 * t[nw] ** 2 * (0.01 - 0.0025)  # noqa: E731
         assert refs.check_potential(problem, wrong, est, y_enc) > 1e-6, problem.name
+
+
+def test_closed_form_softmax_hessian_matches_finite_differences(monkeypatch):
+    """``_calib_large.softmax_hessian`` (the 10,000-parameter references' Laplace) against
+    central differences of the reference potential's own numerical gradient (oracle)."""
+    problems, _, _ = _calibration_modules(monkeypatch)
+    import _calib_large
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    problem = problems.Problem("s", "logistic", X, rng.integers(0, 3, 60), "exact")
+    U, p = problems.potential(problem)
+    theta = 0.5 * rng.normal(size=p)
+    eye, h = np.eye(p), 1e-4
+
+    def grad(t):
+        return np.array([(U(t + h * e) - U(t - h * e)) / (2 * h) for e in eye])
+
+    numeric = np.array([(grad(theta + h * e) - grad(theta - h * e)) / (2 * h) for e in eye])
+    H = _calib_large.softmax_hessian(problem, theta, chunk=7)  # chunks need not divide n
+    np.testing.assert_allclose(H, 0.5 * (numeric + numeric.T), atol=2e-3, rtol=1e-4)
+
+
+def test_mnist_problem_is_skipped_without_its_data(monkeypatch, tmp_path):
+    monkeypatch.syspath_prepend(str(BENCH))
+    monkeypatch.delenv("SKBAYES_SG_DATA", raising=False)
+    import _calib_large
+
+    assert _calib_large.mnist_problem(str(tmp_path)) is None
