@@ -54,13 +54,17 @@ class FitConfig:
         Newton's tolerances; :class:`~skbayes_sg.preprocessing.ModeConfig` says why each),
         handed to :func:`~skbayes_sg.preprocessing.find_mode` and
         :func:`~skbayes_sg.preprocessing.laplace_at`.
-    shape_max_params, shape_sd, shape_misfit_max : int, float, float
+    shape_max_params, shape_max_evals, shape_sd : int, float, float
         Before :attr:`auto_integrator` is chosen, posteriors of at most ``shape_max_params``
-        parameters are probed along the whitened axes at ``+- shape_sd`` sd (:mod:`._shape`, one
-        batched pass of ``2 p + 1`` positions); a potential off its quadratic by more than
+        parameters, or whose probe costs at most ``shape_max_evals`` per-example evaluations,
+        are probed along the whitened axes at ``+- shape_sd`` sd (:mod:`._shape`, one batched
+        pass of ``2 p + 1`` positions); a potential off its quadratic by more than
         ``exp(shape_misfit_max)`` keeps the Euler scheme: ABOBA's large steps, which no
         Metropolis test corrects, make deep excursions into an exponential tail (a logistic
         intercept fitted on a handful of positive rows).
+    shape_misfit_max, shape_misfit_full : float
+        See above; above ``shape_misfit_full`` the splitting's step cap falls
+        (:func:`~._plan.aboba_step_cap`).
     tail_points : int
         After sampling a log-concave model on a subsampled gradient, ``U`` is evaluated at this
         many stored draws farthest from the mode (:mod:`._tail`, one batched pass): a draw
@@ -93,10 +97,16 @@ class FitConfig:
     parallel_min_seconds: float = 2.0
     mode: ModeConfig = DEFAULT_MODE_CONFIG
     shape_max_params: int = 16
+    # beyond: a 10-class softmax on 50 features and 10,000 rows (1.02e7), about a quarter of its
+    # fit's seconds; not 10^6 rows x 50 features (1e8, several times the fit)
+    shape_max_evals: float = 1.2e7
     shape_sd: float = 2.5
     # measured misfits: 1-5 positive rows in 10^4-10^5: 0.40-0.95 (ABOBA biased); 35 positives
     # in 20,000 rows: 0.14 (ABOBA correct); the calibration problems: 0.01-0.02
     shape_misfit_max: float = 0.25
+    # the calibration problems on 20,000 rows: 0.01-0.015; a softmax with a class of 35 rows
+    # among 10,000: 0.137 (step 0.74 put an intercept 0.32 sd off)
+    shape_misfit_full: float = 0.05
     tail_points: int = 4
     audit: object = "auto"
     audit_positions: int = 64

@@ -138,21 +138,24 @@ def prepare(posterior, settings, streams):
 
 
 class _ShapeProbe:
-    """``probe()``: whether the posterior is Gaussian enough at the mode for ABOBA's large steps
-    (:func:`~._shape.gaussian_misfit`, lapped as the phase ``shape``); posteriors of more than
-    ``config.shape_max_params`` parameters are not probed.  ``misfit``: the measure, or None."""
+    """``probe()``: how far from Gaussian the posterior is at the mode, for ABOBA's large steps
+    (:func:`~._shape.gaussian_misfit`, lapped as the phase ``shape``), or None where not probed:
+    more than ``config.shape_max_params`` parameters and a probe of more than
+    ``config.shape_max_evals`` per-example evaluations.  ``misfit``: the measure once taken, or
+    None."""
 
     def __init__(self, posterior, laplace, config, clock):
         self.args, self.config, self.clock, self.misfit = (posterior, laplace), config, clock, None
 
     def __call__(self):
         c = self.config
-        if self.args[1].mode.shape[0] > c.shape_max_params:
-            return True
+        p, n = self.args[1].mode.shape[0], self.args[0].n_rows
+        if p > c.shape_max_params and (2 * p + 1) * n > c.shape_max_evals:
+            return None
         result = gaussian_misfit(*self.args, c=c.shape_sd)
         self.clock.lap("shape", result.grad_evals)
         self.misfit = result.misfit
-        return result.misfit <= c.shape_misfit_max
+        return result.misfit
 
 
 def _step_seconds(sampler, estimator, tuning, mode):

@@ -1,6 +1,8 @@
 """Underdamped Langevin samplers: the shared momentum kernel and SGHMC."""
 
-from sklearn.utils._param_validation import StrOptions
+from numbers import Real
+
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import POSITIVE, BaseSampler
 from ._ewsg import ewsg_energy
@@ -44,8 +46,11 @@ class Underdamped(BaseSampler):
 
     @property
     def max_step(self):
-        """Cap of the automatic whitened step: the integrator's."""
-        return self._integrator().max_step
+        """Cap of the automatic whitened step: the integrator's, or ``step_cap`` where given
+        and smaller."""
+        cap = getattr(self, "step_cap", None)
+        top = self._integrator().max_step
+        return top if cap is None else min(top, float(cap))
 
     def _build(self, estimator, h, precond, keep=1.0):
         coefficient = float(getattr(self, self.coefficient))
@@ -71,6 +76,10 @@ class SGHMC(Underdamped):
         discretisation error of the position on a Gaussian target, second order elsewhere, so the
         automatic step grows to its cap and each step mixes further (``sampler="auto"`` runs it
         on the Laplace-whitened models).  EWSG needs ``"euler"``.
+    step_cap : float or None, default=None
+        Cap (> 0) of the automatic whitened step; None: the integrator's (Euler 0.5, ABOBA
+        0.75).  ``sampler="auto"`` lowers it where the posterior is measurably non-Gaussian at
+        the mode (:func:`~skbayes_sg.fitting.aboba_step_cap`).  A given ``step_size`` ignores it.
 
     Notes
     -----
@@ -103,11 +112,13 @@ class SGHMC(Underdamped):
     name, coefficient = "sghmc", "friction"
     subtracts_noise = True
     _parameter_constraints = {"friction": POSITIVE,
-                              "integrator": [StrOptions(set(INTEGRATORS))]}
+                              "integrator": [StrOptions(set(INTEGRATORS))],
+                              "step_cap": [Interval(Real, 0, None, closed="neither"), None]}
 
-    def __init__(self, friction=1.0, integrator="euler"):
+    def __init__(self, friction=1.0, integrator="euler", step_cap=None):
         self.friction = friction
         self.integrator = integrator
+        self.step_cap = step_cap
 
     def _integrator(self):
         return INTEGRATORS[self.integrator]

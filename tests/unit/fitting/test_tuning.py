@@ -9,6 +9,7 @@ import pytest
 from sklearn.base import clone
 
 from skbayes_sg import BayesianLogisticRegression
+from skbayes_sg.fitting import FitConfig
 from skbayes_sg.fitting._rules import auto_batch_size, auto_step_size
 from skbayes_sg.samplers import SAMPLERS
 from skbayes_sg.samplers._base import SUBTRACTED_SHARE
@@ -377,3 +378,51 @@ def test_curvature_of_a_relu_network_is_stable():
     lams = [power_curvature(post, theta, precond, np.random.default_rng(s), n_iter=60)[0]
             for s in range(5)]
     np.testing.assert_allclose(lams, eig[-1], rtol=0.05)
+
+
+def test_the_splitting_step_cap_falls_with_the_measured_misfit():
+    # aboba_step_cap: the integrator's 0.75 up to shape_misfit_full, then 0.75 sqrt(full / m),
+    # so that h^2 times the misfit stays where it was at the full cap
+    from skbayes_sg.fitting import DEFAULT_CONFIG
+    from skbayes_sg.fitting._plan import aboba_step_cap
+    from skbayes_sg.samplers import SGHMC
+
+    full = DEFAULT_CONFIG.shape_misfit_full
+    assert aboba_step_cap(None, DEFAULT_CONFIG) is None
+    assert aboba_step_cap(full, DEFAULT_CONFIG) is None
+    for m in (2 * full, 4 * full):
+        cap = aboba_step_cap(m, DEFAULT_CONFIG)
+        assert cap ** 2 * m == pytest.approx(0.75 ** 2 * full)
+    sampler = SGHMC(integrator="aboba", step_cap=0.3)
+    assert sampler.max_step == 0.3 and SGHMC(integrator="aboba", step_cap=2.0).max_step == 0.75
+    with pytest.raises(ValueError, match="step_cap"):
+        SGHMC(step_cap=0.0).validate()
+
+
+def test_a_measurably_skewed_posterior_gets_a_smaller_step_at_the_same_batch():
+    # a 10-class softmax with a class of 12 rows among 12,000 (misfit above shape_misfit_full):
+    # sampler="auto" probes it (its (2p + 1) N evaluations are within shape_max_evals), caps
+    # the splitting's step, and sizes the batch as without the cap (oracle: the uncapped fit)
+    from skbayes_sg import BayesianLogisticRegression
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(12_000, 4))
+    y = np.minimum((rng.random(12_000) * 10).astype(int), 8)
+    y[:12] = 9
+    X[:12] += 1.5
+    fast = dict(n_warmup=20, n_draws=20, n_chains=2, max_doublings=0, random_state=0)
+    fits = {}
+    for name, config in (("capped", FitConfig()),
+                         ("uncapped", FitConfig(shape_misfit_full=np.inf))):
+        est = BayesianLogisticRegression(**fast)
+        est._fit_config = config
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fits[name] = est.fit(X, y)
+    misfit = fits["capped"].preprocessing_["gaussian_misfit"]
+    d, u = fits["capped"].diagnostics_, fits["uncapped"].diagnostics_
+    assert FitConfig().shape_misfit_full < misfit <= FitConfig().shape_misfit_max
+    assert d["integrator"] == u["integrator"] == "aboba"
+    assert d["batch_size"] == u["batch_size"]
+    assert d["step_size"] <= 0.75 * np.sqrt(FitConfig().shape_misfit_full / misfit) + 1e-12
+    assert d["step_size"] < u["step_size"]
