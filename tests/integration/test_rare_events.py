@@ -46,8 +46,9 @@ def test_one_positive_row_keeps_the_euler_scheme_and_is_accurate():
     assert np.all((ratio > 0.8) & (ratio < 1.25)), ratio
     assert np.all(np.abs(z) < 0.3), z
     # without the probe the same rows run ABOBA at its step cap: a deep excursion of the
-    # intercept (sd 22x the exact one, measured)
-    unprobed, caught = _fit(X, y, FitConfig(subtract_min_rows=5000, shape_misfit_max=np.inf))
+    # intercept (sd 22x the exact one, measured); the misfit-scaled cap is off too
+    unprobed, caught = _fit(X, y, FitConfig(subtract_min_rows=5000, shape_misfit_max=np.inf,
+                                            shape_misfit_full=np.inf))
     assert unprobed.diagnostics_["integrator"] == "aboba"
     assert unprobed.draws_[..., -1].std() > 5 * R[:, -1].std()
     # ... which the tail check sees: draws far beyond what a log-concave posterior allows

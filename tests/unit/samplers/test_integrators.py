@@ -42,11 +42,13 @@ def test_integrator_registry_declares_each_integrator():
 
 def test_sghmc_integrator_get_set_params_and_clone():
     sampler = SGHMC(friction=0.4, integrator="aboba")
-    assert sampler.get_params() == {"friction": 0.4, "integrator": "aboba"}
+    assert sampler.get_params() == {"friction": 0.4, "integrator": "aboba", "step_cap": None}
     twin = clone(sampler)
     assert twin.get_params() == sampler.get_params() and twin.max_step == 0.75
     assert sampler.set_params(integrator="euler") is sampler and sampler.max_step == 0.5
     assert twin.integrator == "aboba" and not twin.couples_index
+    capped = clone(twin).set_params(step_cap=0.3)  # a cap below the integrator's
+    assert capped.max_step == 0.3 and twin.max_step == 0.75
 
 
 def test_grid_search_over_the_integrator():
