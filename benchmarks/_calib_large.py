@@ -1,5 +1,6 @@
-"""The 10,000-parameter softmax problems of ``calibration.py`` (issue 37), run only when named,
-and the softmax Hessian in closed form their references need."""
+"""The problems ``calibration.py`` runs only when named (issue 37): the 10,000-parameter softmax
+problems, softmax on mnist and logistic regression on a9a (these two from the data directory),
+and the softmax Hessian in closed form the large references need."""
 
 import numpy as np
 

@@ -24,13 +24,14 @@ import numpy as np
 from sklearn.base import clone
 
 from ..preprocessing import laplace_kind
-from ..samplers import SAMPLERS
+from ..samplers import INTEGRATORS, SAMPLERS
 from ..subsampling import SUBSAMPLING
 from ._config import DEFAULT_CONFIG, FitConfig
 from ._rules import auto_friction
 
-__all__ = ["FitSettings", "aboba_step_cap", "auto_sampler", "candidates", "exact_instead", "exact_sampler",
-           "preconditioner_kind", "resolve", "try_alternative", "use_alternative"]
+__all__ = ["FitSettings", "aboba_step_cap", "auto_sampler", "candidates", "exact_instead",
+           "exact_sampler", "preconditioner_kind", "resolve", "try_alternative",
+           "use_alternative"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -114,8 +115,8 @@ def auto_sampler(settings, sampler, posterior, curvature, strategy, misfit=lambd
 
 def aboba_step_cap(misfit, config):
     """The automatic step's cap for ``sampler="auto"``'s splitting at a measured ``misfit``:
-    None (the integrator's 0.75) up to ``config.shape_misfit_full``, above it ``0.75
-    sqrt(shape_misfit_full / misfit)``.
+    None (the integrator's own, ``h_max`` = 0.75) up to ``config.shape_misfit_full``, above it
+    ``h_max sqrt(shape_misfit_full / misfit)``.
 
     The splitting has no position error on a Gaussian; elsewhere its bias grows like ``h^2``
     times the departure from it, which the misfit measures (to first order), so the cap keeps
@@ -126,7 +127,8 @@ def aboba_step_cap(misfit, config):
     """
     if misfit is None or misfit <= config.shape_misfit_full:
         return None
-    return 0.75 * float(np.sqrt(config.shape_misfit_full / misfit))
+    top = INTEGRATORS[config.auto_integrator].max_step
+    return top * float(np.sqrt(config.shape_misfit_full / misfit))
 
 
 def use_alternative(settings, posterior, tuning, estimator):

@@ -145,7 +145,7 @@ def _uncapped(sampler):
     for the integrator's own cap, the step alone is trimmed (a smaller batch would leave more of
     the step's variance to the measured-noise correction, which is right only on average: a
     softmax's rarest class's intercept came out 0.2-0.3 sd off at half the batch)."""
-    if getattr(sampler, "step_cap", None) is None:
+    if sampler.get_params().get("step_cap") is None:  # no cap, or a sampler without one
         return sampler
     return type(sampler)(**{**sampler.get_params(deep=False), "step_cap": None})
 

@@ -46,11 +46,8 @@ class Underdamped(BaseSampler):
 
     @property
     def max_step(self):
-        """Cap of the automatic whitened step: the integrator's, or ``step_cap`` where given
-        and smaller."""
-        cap = getattr(self, "step_cap", None)
-        top = self._integrator().max_step
-        return top if cap is None else min(top, float(cap))
+        """Cap of the automatic whitened step: the integrator's."""
+        return self._integrator().max_step
 
     def _build(self, estimator, h, precond, keep=1.0):
         coefficient = float(getattr(self, self.coefficient))
@@ -79,7 +76,8 @@ class SGHMC(Underdamped):
     step_cap : float or None, default=None
         Cap (> 0) of the automatic whitened step; None: the integrator's (Euler 0.5, ABOBA
         0.75).  ``sampler="auto"`` lowers it where the posterior is measurably non-Gaussian at
-        the mode (:func:`~skbayes_sg.fitting.aboba_step_cap`).  A given ``step_size`` ignores it.
+        the mode (``skbayes_sg.fitting._plan.aboba_step_cap``).  A given ``step_size`` ignores
+        it.
 
     Notes
     -----
@@ -122,6 +120,12 @@ class SGHMC(Underdamped):
 
     def _integrator(self):
         return INTEGRATORS[self.integrator]
+
+    @property
+    def max_step(self):
+        """Cap of the automatic whitened step: the integrator's, or ``step_cap`` where smaller."""
+        top = self._integrator().max_step
+        return top if self.step_cap is None else min(top, float(self.step_cap))
 
     def subtractable_noise(self, h):
         """The integrator's: Euler ``2 gamma / h`` (the gradient's noise enters ``r`` as
